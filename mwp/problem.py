@@ -1,0 +1,277 @@
+"""The Problem record every layer shares, and how a raw (text, equation, answer) becomes one.
+
+A problem is a list of tokenized sentences (the last one holds the question), the quantities found
+in the text (value, position, surface form), the equation as an expression tree over quantity slots
+``N0..Nk`` (numbered by order of appearance) and constants, the answer, and its provenance.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any, Iterable, Sequence
+
+from mwp.expr import (
+    BinOp,
+    EvaluationError,
+    Expr,
+    ExpressionError,
+    Num,
+    Qty,
+    answers_match,
+    equation_to_expression,
+    evaluate,
+    format_number,
+    from_prefix,
+    iter_nodes,
+    parse_number,
+    to_prefix,
+)
+from mwp.text import NUMBER_WORDS, detect_language, detokenize, is_number_token, split_sentences, tokenize
+
+# Numbers an equation may use without their appearing in the text (GTS keeps 1 and 3.14 for
+# Math23K; MAWPS also needs unit conversions).
+DEFAULT_CONSTANTS: tuple[Fraction, ...] = tuple(
+    Fraction(c) for c in ("1", "2", "3.14", "10", "100", "1000", "12", "60", "7", "24", "3", "4", "0.01", "0.5", "0.25", "0.1", "0.05", "25")
+)
+
+
+class ProblemError(ValueError):
+    """A record that cannot become a Problem; ``reason`` is its skip label."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: Fraction
+    sentence: int  # index of the sentence holding it
+    token: int  # index of its token inside that sentence
+    surface: str  # as written ("40%", "3.5", "(1/2)")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    source: str  # dataset or generator name
+    parents: tuple[str, ...] = ()  # ids of the problems it was made from
+    operator: str = "original"  # augmentation operator that made it
+    round: int = 0  # augmentation round (0 = original data)
+    detail: str = ""  # operator-specific note (fragments used, rule id, ...)
+
+
+@dataclass(frozen=True)
+class Problem:
+    id: str
+    sentences: tuple[tuple[str, ...], ...]
+    quantities: tuple[Quantity, ...]
+    expression: Expr  # over slots Qty(i) -> quantities[i], and constants Num
+    answer: Fraction
+    language: str = "en"
+    provenance: Provenance = field(default_factory=lambda: Provenance("unknown"))
+
+    @property
+    def tokens(self) -> list[str]:
+        return [tok for sent in self.sentences for tok in sent]
+
+    @property
+    def text(self) -> str:
+        return detokenize(self.tokens, self.language)
+
+    @property
+    def question(self) -> tuple[str, ...]:
+        return self.sentences[-1]
+
+    def quantity_positions(self) -> list[int]:
+        """Flat token index of every quantity, in order."""
+        offsets = [0]
+        for sent in self.sentences[:-1]:
+            offsets.append(offsets[-1] + len(sent))
+        return [offsets[q.sentence] + q.token for q in self.quantities]
+
+    @property
+    def values(self) -> list[Fraction]:
+        return [q.value for q in self.quantities]
+
+    def prefix(self) -> list[str]:
+        return to_prefix(self.expression)
+
+    def key(self) -> str:
+        """Normalized text + expression, for deduplication."""
+        body = " ".join(t.lower() for t in self.tokens) + " || " + " ".join(self.prefix())
+        return hashlib.sha1(body.encode("utf-8")).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "sentences": [list(s) for s in self.sentences],
+            "quantities": [[format_number(q.value), q.sentence, q.token, q.surface] for q in self.quantities],
+            "expression": self.prefix(),
+            "answer": format_number(self.answer),
+            "language": self.language,
+            "provenance": {
+                "source": self.provenance.source,
+                "parents": list(self.provenance.parents),
+                "operator": self.provenance.operator,
+                "round": self.provenance.round,
+                "detail": self.provenance.detail,
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Problem":
+        prov = data.get("provenance", {})
+        return cls(
+            id=str(data["id"]),
+            sentences=tuple(tuple(s) for s in data["sentences"]),
+            quantities=tuple(Quantity(Fraction(v), int(s), int(t), str(surf)) for v, s, t, surf in data["quantities"]),
+            expression=from_prefix(data["expression"]),
+            answer=Fraction(data["answer"]),
+            language=data.get("language", "en"),
+            provenance=Provenance(
+                source=prov.get("source", "unknown"),
+                parents=tuple(prov.get("parents", ())),
+                operator=prov.get("operator", "original"),
+                round=int(prov.get("round", 0)),
+                detail=prov.get("detail", ""),
+            ),
+        )
+
+
+def find_quantities(sentences: Sequence[Sequence[str]], language: str = "en") -> list[Quantity]:
+    out = []
+    for s_idx, sent in enumerate(sentences):
+        for t_idx, tok in enumerate(sent):
+            if language == "en" and tok.lower() in NUMBER_WORDS:
+                out.append(Quantity(Fraction(NUMBER_WORDS[tok.lower()]), s_idx, t_idx, tok))
+            elif is_number_token(tok):
+                try:
+                    value = parse_number(tok)
+                except ExpressionError:
+                    continue
+                out.append(Quantity(value, s_idx, t_idx, tok))
+    return out
+
+
+def map_numbers(expr: Expr, quantities: Sequence[Quantity], constants: Iterable[Fraction] = DEFAULT_CONSTANTS) -> Expr:
+    """Replace every literal number of ``expr`` by the slot of the text quantity with that value
+    (the first one when a value appears twice in the text); numbers not in the text stay constants
+    when allowed, else :class:`ProblemError` ``number_missing_from_text``."""
+    first_slot: dict[Fraction, int] = {}
+    for i, q in enumerate(quantities):
+        first_slot.setdefault(q.value, i)
+    allowed = set(constants)
+
+    fraction_slot = {q.value: i for i, q in reversed(list(enumerate(quantities))) if "/" in q.surface}
+
+    def walk(node: Expr) -> Expr:
+        if (isinstance(node, BinOp) and node.op == "/" and isinstance(node.left, Num)
+                and isinstance(node.right, Num) and node.right.value != 0):
+            # "(7/8)" in Math23K is one quantity of the text, written as a division in the equation.
+            value = node.left.value / node.right.value
+            if value in fraction_slot:
+                return Qty(fraction_slot[value])
+        if isinstance(node, Num):
+            if node.value in first_slot:
+                return Qty(first_slot[node.value])
+            if node.value in allowed:
+                return node
+            raise ProblemError("number_missing_from_text", f"number {node.text or format_number(node.value)} is not in the text")
+        if isinstance(node, BinOp):
+            return BinOp(node.op, walk(node.left), walk(node.right))
+        return node
+
+    return walk(expr)
+
+
+def parse_answer(raw: Any) -> Fraction:
+    if isinstance(raw, bool):
+        raise ProblemError("bad_answer", f"answer {raw!r} is not a number")
+    if isinstance(raw, (int, float)):
+        return Fraction(str(raw))
+    if isinstance(raw, str):
+        try:
+            return parse_number(raw.strip())
+        except ExpressionError as err:
+            raise ProblemError("bad_answer", f"answer {raw!r} is not a number") from err
+    raise ProblemError("bad_answer", f"answer {raw!r} is not a number")
+
+
+def answer_agrees(value: Fraction, answer: Fraction, answer_text: str | None = None) -> bool:
+    """Within 1e-4 relative, or equal after rounding ``value`` to the digits ``answer_text`` shows
+    (MAWPS prints 83.33 for 500/6)."""
+    if answers_match(value, answer):
+        return True
+    if answer_text and "." in answer_text:
+        digits = len(answer_text.rstrip("%").split(".")[1])
+        return round(float(value), digits) == round(float(answer), digits)
+    return False
+
+
+def build_problem(
+    pid: str,
+    text: str,
+    equation: str,
+    answer: Any,
+    source: str,
+    language: str | None = None,
+    constants: Iterable[Fraction] = DEFAULT_CONSTANTS,
+    check_answer: bool = True,
+) -> Problem:
+    """Tokenize, find quantities, parse the equation (solving for x when needed), map numbers to
+    slots and check the answer. Raises :class:`ProblemError` with a skip reason."""
+    language = language or detect_language(text)
+    sentences = split_sentences(tokenize(text, language))
+    quantities = find_quantities(sentences, language)
+    gold = parse_answer(answer)
+    try:
+        raw_expr = equation_to_expression(equation, gold)
+    except ExpressionError as err:
+        raise ProblemError(err.reason, f"{err}") from err
+    try:
+        value = evaluate(raw_expr)
+    except EvaluationError as err:
+        raise ProblemError(err.reason, f"equation {equation!r}: {err}") from err
+    answer_text = answer if isinstance(answer, str) else (repr(answer) if isinstance(answer, float) else None)
+    if check_answer and not answer_agrees(value, gold, answer_text):
+        raise ProblemError("answer_mismatch", f"equation {equation!r} gives {float(value):g}, answer is {answer!r}")
+    expr = map_numbers(raw_expr, quantities, constants)
+    return Problem(
+        id=str(pid),
+        sentences=tuple(tuple(s) for s in sentences),
+        quantities=tuple(quantities),
+        expression=expr,
+        answer=value if check_answer else gold,
+        language=language,
+        provenance=Provenance(source=source),
+    )
+
+
+def with_expression(problem: Problem, expr: Expr, **changes: Any) -> Problem:
+    """A copy with a new expression and its recomputed exact answer."""
+    return replace(problem, expression=expr, answer=evaluate(expr, problem.values), **changes)
+
+
+def write_jsonl(problems: Iterable[Problem], path) -> int:
+    n = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for p in problems:
+            fh.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def read_problems_jsonl(path) -> list[Problem]:
+    """Read problems written by :func:`write_jsonl` (the project's own format)."""
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(Problem.from_dict(json.loads(line)))
+            except (KeyError, ValueError, TypeError) as err:
+                raise ValueError(f"{path}:{line_no}: not a problem record: {err}") from err
+    return out

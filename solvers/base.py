@@ -1,0 +1,102 @@
+"""The one interface every solver implements; the loop, the ranker and the benchmarks use only this.
+
+Solvers know nothing of Prefect or MLflow: ``fit`` returns per-epoch statistics and the caller logs.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from mwp.expr import Expr
+from mwp.problem import Problem
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int = 80  # maximum number of epochs
+    batch_size: int = 64
+    lr: float = 1e-3  # Adam learning rate
+    weight_decay: float = 1e-5
+    lr_halving_epochs: int = 20  # the learning rate halves every this many epochs
+    patience: int = 0  # early stopping after this many epochs without a better validation accuracy (0: never)
+    eval_every: int = 1  # validate every this many epochs (and at the last)
+    beam_size: int = 5  # beam used for validation predictions
+    seed: int = 0
+    device: str = "auto"  # "auto" picks CUDA when available, else CPU
+    progress: bool = True  # show a progress bar
+    grad_clip: float = 5.0
+
+
+@dataclass(frozen=True)
+class EpochStats:
+    epoch: int
+    train_loss: float
+    seconds: float
+    valid_answer_acc: float | None = None  # None on epochs without validation
+    valid_equation_acc: float | None = None
+    lr: float = 0.0
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    epochs: tuple[EpochStats, ...]
+    best_epoch: int  # chosen on validation answer accuracy only
+    best_valid_answer_acc: float | None
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Prediction:
+    tokens: tuple[str, ...]  # prefix tokens over N0.., constants and operators
+    expression: Expr | None  # None when the tokens do not form a valid expression
+    score: float  # beam log-probability (summed)
+
+
+@dataclass(frozen=True)
+class Likelihood:
+    total: float  # summed log-probability of the expression's prefix tokens
+    per_token: float  # total / n_tokens
+    n_tokens: int
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    n: int
+    answer_acc: float  # prediction evaluates to the gold answer within 1e-4 relative
+    equation_acc: float  # normalized prefix equals the gold prefix
+    invalid_rate: float  # predictions that fail to evaluate (malformed, division by zero)
+    per_problem: tuple[bool, ...] = field(default=(), repr=False)  # answer correctness per problem
+
+
+class Solver(ABC):
+    """A trainable MWP solver. Implementations live one file each in solvers/."""
+
+    name: str = "solver"
+
+    @abstractmethod
+    def fit(self, train: Sequence[Problem], valid: Sequence[Problem], config: TrainConfig,
+            on_epoch: Callable[[EpochStats], None] | None = None) -> TrainResult:
+        """Train (the vocabulary is built from ``train``); keep the weights of the best validation epoch."""
+
+    @abstractmethod
+    def predict(self, problems: Sequence[Problem], beam_size: int = 5, batch_size: int = 64) -> list[Prediction]:
+        """Best beam hypothesis per problem; ``problem.expression`` is not looked at."""
+
+    @abstractmethod
+    def log_likelihood(self, problems: Sequence[Problem], batch_size: int = 64) -> list[Likelihood]:
+        """Teacher-forced log-probability of each ``problem.expression`` given its text (batched)."""
+
+    @abstractmethod
+    def encode(self, problems: Sequence[Problem], batch_size: int = 64):
+        """A (B, H) float tensor: one pooled encoder vector per problem (for similarity scores)."""
+
+    @abstractmethod
+    def save(self, directory: str | Path) -> Path:
+        """Write weights, config, vocabulary and the training-data hash into ``directory``."""
+
+    @classmethod
+    @abstractmethod
+    def load(cls, directory: str | Path, device: str = "auto") -> "Solver":
+        """Inverse of :meth:`save`."""

@@ -213,21 +213,22 @@ def answer_agrees(value: Fraction, answer: Fraction, answer_text: str | None = N
 def build_problem(
     pid: str,
     text: str,
-    equation: str,
+    equation: "str | Expr",
     answer: Any,
     source: str,
     language: str | None = None,
     constants: Iterable[Fraction] = DEFAULT_CONSTANTS,
     check_answer: bool = True,
 ) -> Problem:
-    """Tokenize, find quantities, parse the equation (solving for x when needed), map numbers to
-    slots and check the answer. Raises :class:`ProblemError` with a skip reason."""
+    """Tokenize, find quantities, parse the equation (solving for x when needed; an expression tree
+    is used as given), map numbers to slots and check the answer. Raises :class:`ProblemError` with a skip reason."""
     language = language or detect_language(text)
     sentences = split_sentences(tokenize(text, language))
     quantities = find_quantities(sentences, language)
     gold = parse_answer(answer)
     try:
-        raw_expr = equation_to_expression(equation, gold)
+        # A tree is taken as the expression of x (readers of prefix formats build one directly).
+        raw_expr = equation if not isinstance(equation, str) else equation_to_expression(equation, gold)
     except ExpressionError as err:
         raise ProblemError(err.reason, f"{err}") from err
     try:

@@ -1,0 +1,45 @@
+"""Solvers by name: ``build_solver("gts", hidden_size=256)`` and ``load_solver(directory)``.
+
+Each name maps to the module that defines it; the module is imported only when asked for (the
+BERT and GPT-2 solvers pull in transformers). The class is the ``Solver`` subclass in that module
+whose ``name`` attribute equals the registry name.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+from typing import Any
+
+from solvers.base import Solver
+
+MODULES = {
+    "gts": "solvers.gts",
+    "seq2seq": "solvers.seq2seq",
+    "transformer": "solvers.transformer",
+    "bert_gts": "solvers.bert_gts",
+    "gpt2": "solvers.gpt2",
+}
+
+
+def solver_class(name: str) -> type[Solver]:
+    if name not in MODULES:
+        raise KeyError(f"unknown solver {name!r}; known: {', '.join(sorted(MODULES))}")
+    module = importlib.import_module(MODULES[name])
+    for _, cls in inspect.getmembers(module, inspect.isclass):
+        if issubclass(cls, Solver) and not inspect.isabstract(cls) and getattr(cls, "name", None) == name:
+            return cls
+    raise KeyError(f"module {MODULES[name]} defines no Solver subclass with name {name!r}")
+
+
+def build_solver(name: str, **config: Any) -> Solver:
+    """A fresh, untrained solver; ``config`` are fields of the solver's config dataclass (plus
+    ``device``). An unknown field is an error."""
+    return solver_class(name)(**config)
+
+
+def load_solver(directory: str | Path, device: str = "auto") -> Solver:
+    """Load any saved solver; the checkpoint names its class."""
+    from solvers.checkpoint import read_meta
+
+    return solver_class(read_meta(directory)["solver"]).load(directory, device=device)

@@ -1,0 +1,210 @@
+"""One trainer for every torch solver, plus batched prediction, likelihood and encoding loops.
+
+A model the trainer drives is a ``torch.nn.Module`` with four methods over a :class:`Batch`
+(see :class:`SolverModel`): ``loss`` (scalar, with dropout in train mode), ``token_log_probs``
+(teacher-forced, (B, L), 0 at padding), ``beam_search`` (one :class:`Hypothesis` per problem, only
+valid prefix expressions over the problem's own slots) and ``encode`` ((B, H) pooled vectors).
+
+Training: seeded, device auto (CUDA when available, else CPU), mixed precision on CUDA, Adam with
+weight decay, learning rate halved every ``lr_halving_epochs``, gradient clipping, length-bucketed
+shuffled batches, best epoch chosen on VALIDATION answer accuracy only (a copy of its weights is
+kept and restored at the end), optional early stopping, a tqdm bar. Nothing is logged anywhere:
+per-epoch :class:`EpochStats` go to ``on_epoch`` and into the returned :class:`TrainResult`.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator, Protocol, Sequence
+
+import torch
+from tqdm.auto import tqdm
+
+from mwp.problem import Problem
+from solvers.base import EpochStats, Likelihood, Prediction, TrainConfig, TrainResult
+from solvers.evaluate import evaluate_predictions, prediction_expression
+from solvers.vocab import Batch, Encoding
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    ids: tuple[int, ...]  # output ids in prefix order
+    score: float  # summed log-probability
+
+
+class SolverModel(Protocol):
+    def loss(self, batch: Batch) -> torch.Tensor: ...
+    def token_log_probs(self, batch: Batch) -> torch.Tensor: ...
+    def beam_search(self, batch: Batch, beam_size: int) -> list[Hypothesis]: ...
+    def encode(self, batch: Batch) -> torch.Tensor: ...
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def set_seed(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def length_bucketed(problems: Sequence[Problem], batch_size: int, rng: random.Random | None) -> Iterator[list[Problem]]:
+    """Batches of similar text length (less padding); shuffled when ``rng`` is given, else in
+    length order (deterministic, for inference)."""
+    order = list(range(len(problems)))
+    if rng is None:
+        order.sort(key=lambda i: len(problems[i].tokens))
+        chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    else:
+        rng.shuffle(order)
+        pool = batch_size * 16
+        chunks = []
+        for start in range(0, len(order), pool):
+            part = sorted(order[start:start + pool], key=lambda i: len(problems[i].tokens))
+            chunks += [part[i:i + batch_size] for i in range(0, len(part), batch_size)]
+        rng.shuffle(chunks)
+    for chunk in chunks:
+        yield [problems[i] for i in chunk]
+
+
+def _inference_chunks(problems: Sequence[Problem], batch_size: int) -> Iterator[tuple[list[int], list[Problem]]]:
+    order = sorted(range(len(problems)), key=lambda i: len(problems[i].tokens))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        yield idx, [problems[i] for i in idx]
+
+
+def _device_of(model: torch.nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
+@torch.no_grad()
+def predict(model, encoding: Encoding, problems: Sequence[Problem], beam_size: int = 5, batch_size: int = 64) -> list[Prediction]:
+    """Best beam hypothesis per problem, in input order (batched, sorted by length internally)."""
+    was_training = model.training
+    model.eval()
+    device = _device_of(model)
+    out: list[Prediction | None] = [None] * len(problems)
+    for idx, chunk in _inference_chunks(problems, batch_size):
+        hyps = model.beam_search(encoding.batch(chunk, with_targets=False).to(device), beam_size)
+        for i, hyp in zip(idx, hyps):
+            tokens = encoding.decode(hyp.ids)
+            out[i] = Prediction(tokens=tokens, expression=prediction_expression(tokens), score=hyp.score)
+    model.train(was_training)
+    return out  # type: ignore[return-value]
+
+
+@torch.no_grad()
+def log_likelihoods(model, encoding: Encoding, problems: Sequence[Problem], batch_size: int = 64) -> list[Likelihood]:
+    """Teacher-forced log-probability of each problem's expression (dropout off)."""
+    was_training = model.training
+    model.eval()
+    device = _device_of(model)
+    out: list[Likelihood | None] = [None] * len(problems)
+    for idx, chunk in _inference_chunks(problems, batch_size):
+        batch = encoding.batch(chunk, with_targets=True).to(device)
+        logp = model.token_log_probs(batch).float()  # (B, L)
+        totals = (logp * batch.target_mask).sum(1).tolist()
+        counts = batch.target_mask.sum(1).tolist()
+        for i, total, n in zip(idx, totals, counts):
+            out[i] = Likelihood(total=total, per_token=total / n, n_tokens=int(n))
+    model.train(was_training)
+    return out  # type: ignore[return-value]
+
+
+@torch.no_grad()
+def encode_problems(model, encoding: Encoding, problems: Sequence[Problem], batch_size: int = 64) -> torch.Tensor:
+    """(N, H) pooled encoder vectors in input order."""
+    was_training = model.training
+    model.eval()
+    device = _device_of(model)
+    rows: list[torch.Tensor | None] = [None] * len(problems)
+    for idx, chunk in _inference_chunks(problems, batch_size):
+        vectors = model.encode(encoding.batch(chunk, with_targets=False).to(device)).float().cpu()
+        for i, v in zip(idx, vectors):
+            rows[i] = v
+    model.train(was_training)
+    return torch.stack(rows)  # type: ignore[arg-type]
+
+
+def _autocast(device: torch.device):
+    if device.type == "cuda":
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.autocast("cuda", dtype=dtype)
+    return torch.autocast("cpu", enabled=False)
+
+
+def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Problem], valid: Sequence[Problem],
+                config: TrainConfig, on_epoch: Callable[[EpochStats], None] | None = None) -> TrainResult:
+    """Train ``model`` in place; at the end it holds the weights of the best validation epoch (the
+    last epoch when ``valid`` is empty)."""
+    if not train:
+        raise ValueError("no training problems")
+    set_seed(config.seed)
+    device = resolve_device(config.device)
+    model.to(device)
+    # Encode once up front: an unencodable problem fails here, naming its id, not mid-epoch.
+    for p in train:
+        encoding.target_ids(p)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, config.lr_halving_epochs), gamma=0.5)
+    use_fp16_scaler = device.type == "cuda" and not torch.cuda.is_bf16_supported()
+    scaler = torch.amp.GradScaler("cuda", enabled=use_fp16_scaler)
+    rng = random.Random(config.seed)
+    history: list[EpochStats] = []
+    best_state, best_epoch, best_acc, stale = None, 0, -1.0, 0
+    started = time.perf_counter()
+    for epoch in range(1, config.epochs + 1):
+        t0 = time.perf_counter()
+        model.train()
+        lr = optimizer.param_groups[0]["lr"]
+        total_loss, n_batches = 0.0, 0
+        n_total = math.ceil(len(train) / config.batch_size)
+        bar = tqdm(length_bucketed(train, config.batch_size, rng), total=n_total, disable=not config.progress,
+                   desc=f"epoch {epoch}/{config.epochs}", leave=False)
+        for chunk in bar:
+            batch = encoding.batch(chunk).to(device)
+            optimizer.zero_grad(set_to_none=True)
+            with _autocast(device):
+                loss = model.loss(batch)
+            scaler.scale(loss).backward()
+            if config.grad_clip:
+                scaler.unscale_(optimizer)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+            scaler.step(optimizer)
+            scaler.update()
+            total_loss += loss.item()
+            n_batches += 1
+            bar.set_postfix(loss=f"{total_loss / n_batches:.3f}")
+        scheduler.step()
+        answer_acc = equation_acc = None
+        validate = valid and (epoch % max(1, config.eval_every) == 0 or epoch == config.epochs)
+        if validate:
+            report = evaluate_predictions(valid, predict(model, encoding, valid, config.beam_size, config.batch_size))
+            answer_acc, equation_acc = report.answer_acc, report.equation_acc
+        stats = EpochStats(epoch=epoch, train_loss=total_loss / max(1, n_batches), seconds=time.perf_counter() - t0,
+                           valid_answer_acc=answer_acc, valid_equation_acc=equation_acc, lr=lr)
+        history.append(stats)
+        if on_epoch is not None:
+            on_epoch(stats)
+        if answer_acc is not None:
+            if answer_acc > best_acc:
+                best_acc, best_epoch, stale = answer_acc, epoch, 0
+                best_state = copy.deepcopy(model.state_dict())
+            else:
+                stale += 1
+                if config.patience and stale >= config.patience:
+                    break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    else:
+        best_epoch = history[-1].epoch
+    model.eval()
+    return TrainResult(epochs=tuple(history), best_epoch=best_epoch,
+                       best_valid_answer_acc=best_acc if best_acc >= 0 else None,
+                       seconds=time.perf_counter() - started)

@@ -1,0 +1,195 @@
+"""Problems to padded tensors: the input word vocabulary, the output vocabulary and the `Batch`.
+
+Every torch solver in solvers/ shares this encoding so that the trainer, beam search bookkeeping,
+checkpoints and likelihood scoring work the same way for all of them.
+
+Output vocabulary layout (fixed order, the decoders rely on it)::
+
+    [ operators (+ - * / ^) | constants seen in training | N0 .. N{n_slots-1} ]
+
+An output id ``i`` is an operator when ``i < n_ops``, a constant when ``n_ops <= i < slot_start``
+and the quantity slot ``N{i - slot_start}`` otherwise. Input words are lower-cased, every quantity
+token becomes ``NUM`` and words seen fewer than ``min_count`` times in training become ``<unk>``.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, fields
+from typing import Any, Sequence
+
+import torch
+
+from mwp.expr import OPERATORS
+from mwp.problem import Problem
+
+PAD, UNK, NUM = "<pad>", "<unk>", "NUM"
+
+
+class EncodingError(ValueError):
+    """A problem the vocabularies cannot express (an unseen constant, too many quantities)."""
+
+
+@dataclass(frozen=True)
+class OutputVocab:
+    constants: tuple[str, ...]  # constant tokens as mwp.expr.to_prefix writes them ("2", "0.01")
+    n_slots: int  # quantity slots N0..N{n_slots-1}
+    operators: tuple[str, ...] = OPERATORS
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return self.operators + self.constants + tuple(f"N{i}" for i in range(self.n_slots))
+
+    @property
+    def n_ops(self) -> int:
+        return len(self.operators)
+
+    @property
+    def slot_start(self) -> int:
+        return self.n_ops + len(self.constants)
+
+    def __len__(self) -> int:
+        return self.slot_start + self.n_slots
+
+    def index(self, token: str) -> int:
+        lookup = self.__dict__.get("_lookup")
+        if lookup is None:
+            lookup = {t: i for i, t in enumerate(self.tokens)}
+            object.__setattr__(self, "_lookup", lookup)
+        if token not in lookup:
+            raise EncodingError(f"output token {token!r} is not in the vocabulary")
+        return lookup[token]
+
+    def token(self, index: int) -> str:
+        return self.tokens[index]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"operators": list(self.operators), "constants": list(self.constants), "n_slots": self.n_slots}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "OutputVocab":
+        return cls(constants=tuple(data["constants"]), n_slots=int(data["n_slots"]),
+                   operators=tuple(data["operators"]))
+
+
+@dataclass(frozen=True)
+class InputVocab:
+    words: tuple[str, ...]  # id -> word; 0 is <pad>, 1 is <unk>, 2 is NUM
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def ids(self, tokens: Sequence[str], quantity_positions: Sequence[int]) -> list[int]:
+        lookup = self.__dict__.get("_lookup")
+        if lookup is None:
+            lookup = {w: i for i, w in enumerate(self.words)}
+            object.__setattr__(self, "_lookup", lookup)
+        qpos = set(quantity_positions)
+        unk = lookup[UNK]
+        return [lookup[NUM] if i in qpos else lookup.get(t.lower(), unk) for i, t in enumerate(tokens)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"words": list(self.words)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "InputVocab":
+        return cls(words=tuple(data["words"]))
+
+
+@dataclass
+class Batch:
+    """Padded tensors of B problems. Targets are present only when built ``with_targets``."""
+
+    tokens: torch.Tensor  # (B, T) long, input word ids, 0 = padding
+    lengths: torch.Tensor  # (B,) long, true token counts (CPU tensor, as pack_padded_sequence wants)
+    qty_positions: torch.Tensor  # (B, Q) long, token index of each quantity (0 where padded)
+    qty_mask: torch.Tensor  # (B, Q) bool, True for real quantities (first n_slots only)
+    n_quantities: torch.Tensor  # (B,) long, usable quantity slots per problem
+    target: torch.Tensor | None = None  # (B, L) long, prefix output ids, 0 where padded
+    target_mask: torch.Tensor | None = None  # (B, L) bool
+
+    @property
+    def size(self) -> int:
+        return self.tokens.shape[0]
+
+    def to(self, device: torch.device | str) -> "Batch":
+        moved = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name, value in moved.items():
+            if value is not None and name != "lengths":
+                moved[name] = value.to(device)
+        return Batch(**moved)
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """Both vocabularies; turns problems into a :class:`Batch` and output ids back into tokens."""
+
+    input: InputVocab
+    output: OutputVocab
+
+    def target_ids(self, problem: Problem) -> list[int]:
+        ids = []
+        for tok in problem.prefix():
+            if tok.startswith("N") and tok[1:].isdigit() and int(tok[1:]) >= min(self.output.n_slots, len(problem.quantities)):
+                raise EncodingError(f"problem {problem.id}: slot {tok} beyond the usable quantity slots")
+            try:
+                ids.append(self.output.index(tok))
+            except EncodingError as err:
+                raise EncodingError(f"problem {problem.id}: {err}") from err
+        return ids
+
+    def batch(self, problems: Sequence[Problem], with_targets: bool = True) -> Batch:
+        if not problems:
+            raise ValueError("cannot build an empty batch")
+        token_ids = [self.input.ids(p.tokens, p.quantity_positions()) for p in problems]
+        positions = [p.quantity_positions()[: self.output.n_slots] for p in problems]
+        B, T = len(problems), max(1, max(len(t) for t in token_ids))
+        Q = max(1, max(len(q) for q in positions))
+        tokens = torch.zeros(B, T, dtype=torch.long)
+        qpos = torch.zeros(B, Q, dtype=torch.long)
+        qmask = torch.zeros(B, Q, dtype=torch.bool)
+        for b, (ids, pos) in enumerate(zip(token_ids, positions)):
+            tokens[b, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            if pos:
+                qpos[b, : len(pos)] = torch.tensor(pos, dtype=torch.long)
+                qmask[b, : len(pos)] = True
+        lengths = torch.tensor([max(1, len(t)) for t in token_ids], dtype=torch.long)
+        batch = Batch(tokens, lengths, qpos, qmask, qmask.sum(1))
+        if with_targets:
+            targets = [self.target_ids(p) for p in problems]
+            L = max(len(t) for t in targets)
+            batch.target = torch.zeros(B, L, dtype=torch.long)
+            batch.target_mask = torch.zeros(B, L, dtype=torch.bool)
+            for b, ids in enumerate(targets):
+                batch.target[b, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+                batch.target_mask[b, : len(ids)] = True
+        return batch
+
+    def decode(self, ids: Sequence[int]) -> tuple[str, ...]:
+        return tuple(self.output.token(i) for i in ids)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"input": self.input.to_dict(), "output": self.output.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Encoding":
+        return cls(InputVocab.from_dict(data["input"]), OutputVocab.from_dict(data["output"]))
+
+
+def build_encoding(problems: Sequence[Problem], min_count: int = 1, n_slots: int | None = None,
+                   extra_constants: Sequence[str] = ()) -> Encoding:
+    """Vocabularies from the training problems. ``n_slots`` defaults to the most quantities any
+    training problem has; constants are those the training expressions use (most frequent first)
+    plus ``extra_constants``."""
+    if not problems:
+        raise ValueError("cannot build vocabularies from zero problems")
+    words: Counter[str] = Counter()
+    consts: Counter[str] = Counter()
+    for p in problems:
+        qpos = set(p.quantity_positions())
+        words.update(t.lower() for i, t in enumerate(p.tokens) if i not in qpos)
+        consts.update(t for t in p.prefix() if t not in OPERATORS and not (t[0] == "N" and t[1:].isdigit()))
+    vocab_words = [PAD, UNK, NUM] + sorted(w for w, c in words.items() if c >= min_count and w not in (PAD, UNK, NUM))
+    constants = [c for c, _ in sorted(consts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    constants += [c for c in extra_constants if c not in constants]
+    slots = n_slots if n_slots is not None else max(1, max(len(p.quantities) for p in problems))
+    return Encoding(InputVocab(tuple(vocab_words)), OutputVocab(tuple(constants), slots))

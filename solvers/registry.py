@@ -15,9 +15,9 @@ from solvers.base import Solver
 
 MODULES = {
     "gts": "solvers.gts",
-    "seq2seq": "solvers.seq2seq",
+    "lstm": "solvers.seq2seq",
     "transformer": "solvers.transformer",
-    "bert_gts": "solvers.bert_gts",
+    "bert-gts": "solvers.bert_gts",
     "gpt2": "solvers.gpt2",
 }
 

@@ -1,0 +1,124 @@
+"""MLflow records of a loop run: one parent run per run directory, one nested child run per round.
+
+Everything goes through ``MlflowClient`` with explicit run ids, so parent and child metrics never
+depend on which run happens to be "active". The ids live in ``run_dir/mlflow.json`` so that a
+resumed run keeps adding rounds to the same parent.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+PARENT_TAG = "mlflow.parentRunId"
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    else:
+        out[prefix] = json.dumps(value) if isinstance(value, (list, tuple)) else str(value)
+
+
+class LoopTracker:
+    def __init__(self, client, experiment_id: str, parent_run_id: str, state_path: Path, state: dict):
+        self.client = client
+        self.experiment_id = experiment_id
+        self.parent_run_id = parent_run_id
+        self.state_path = state_path
+        self.state = state
+
+    @classmethod
+    def open(cls, tracking_uri: str, experiment: str, run_dir: Path, params: Mapping[str, Any],
+             flow_run_id: str | None, run_name: str) -> "LoopTracker":
+        os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri=tracking_uri)
+        state_path = run_dir / "mlflow.json"
+        state = json.loads(state_path.read_text()) if state_path.exists() else {}
+        exp = client.get_experiment_by_name(experiment)
+        experiment_id = exp.experiment_id if exp else client.create_experiment(experiment)
+        parent = state.get("parent_run_id") if state.get("tracking_uri") == tracking_uri else None
+        if parent:
+            client.update_run(parent, status="RUNNING")
+            previous = client.get_run(parent).data.tags.get("prefect.flow_run_ids", "")
+            client.set_tag(parent, "prefect.flow_run_ids", ",".join(filter(None, [previous, flow_run_id or ""])))
+        else:
+            run = client.create_run(experiment_id, run_name=run_name,
+                                    tags={"prefect.flow_run_ids": flow_run_id or "", "compaug.run_dir": str(run_dir)})
+            parent = run.info.run_id
+            flat: dict[str, str] = {}
+            _flatten("", params, flat)
+            for key, value in flat.items():
+                client.log_param(parent, key, value[:6000])
+            state = {"tracking_uri": tracking_uri, "experiment_id": experiment_id, "parent_run_id": parent,
+                     "children": {}}
+        if flow_run_id:
+            client.set_tag(parent, "prefect.flow_run_id", flow_run_id)
+        tracker = cls(client, experiment_id, parent, state_path, state)
+        tracker._save()
+        return tracker
+
+    def _save(self) -> None:
+        self.state_path.write_text(json.dumps(self.state, indent=2))
+
+    def child(self, round_index: int, flow_run_id: str | None) -> str:
+        """The child run of a round (a retried round reuses its unfinished child)."""
+        key = str(round_index)
+        if key in self.state["children"]:
+            return self.state["children"][key]
+        run = self.client.create_run(self.experiment_id, run_name=f"round-{round_index}",
+                                     tags={PARENT_TAG: self.parent_run_id, "compaug.round": key,
+                                           "prefect.flow_run_id": flow_run_id or ""})
+        self.state["children"][key] = run.info.run_id
+        self._save()
+        return run.info.run_id
+
+    def log_round(self, round_index: int, record: Mapping[str, Any], epochs: Iterable[Mapping[str, Any]],
+                  kept_sample: list[dict] | None, flow_run_id: str | None) -> None:
+        child = self.child(round_index, flow_run_id)
+        for e in epochs:
+            step = int(e["epoch"])
+            self.client.log_metric(child, "train_loss", float(e["train_loss"]), step=step)
+            self.client.log_metric(child, "epoch_seconds", float(e["seconds"]), step=step)
+            for key in ("valid_answer_acc", "valid_equation_acc", "lr"):
+                if e.get(key) is not None:
+                    self.client.log_metric(child, key, float(e[key]), step=step)
+        for key, value in record.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+                self.client.log_metric(self.parent_run_id, key, float(value), step=round_index)
+                self.client.log_metric(child, key, float(value), step=round_index)
+        self.client.log_dict(child, dict(record), f"round_{round_index:02d}/metrics.json")
+        if kept_sample is not None:
+            self.client.log_dict(child, {"kept_sample": kept_sample}, f"round_{round_index:02d}/kept_sample.json")
+        self.client.set_terminated(child, "FINISHED")
+
+    def log_plot(self, rows: list[Mapping[str, Any]]) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        keys = sorted({k for r in rows for k in r if k.endswith("_answer_acc")})
+        for key in keys:
+            pts = [(r["round"], r[key]) for r in rows if r.get(key) is not None]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=key.removesuffix("_answer_acc"))
+        ax.set_xlabel("round")
+        ax.set_ylabel("answer accuracy")
+        ax.set_title("Answer accuracy by round")
+        ax.grid(alpha=0.3)
+        if keys:
+            ax.legend()
+        self.client.log_figure(self.parent_run_id, fig, "accuracy_by_round.png")
+        plt.close(fig)
+
+    def log_final(self, checkpoint_dir: Path, rows: list[Mapping[str, Any]]) -> None:
+        self.client.log_artifacts(self.parent_run_id, str(checkpoint_dir), "final_solver")
+        self.client.log_dict(self.parent_run_id, {"rounds": list(rows)}, "rounds.json")
+
+    def finish(self, status: str = "FINISHED") -> None:
+        self.client.set_terminated(self.parent_run_id, status)

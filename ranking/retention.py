@@ -1,0 +1,36 @@
+"""Retention policies: which scored candidates a round keeps."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A candidate id with its score (higher = more confident)."""
+
+    id: str
+    score: float
+
+
+def keep_top_fraction(scored: Sequence[Scored], fraction: float = 0.2) -> tuple[list[Scored], float | None]:
+    """The top ``ceil(fraction * n)`` candidates by score, and the cut-off (lowest kept score).
+
+    Ties are broken by id so the choice is deterministic whatever order the candidates come in;
+    NaN scores never make the cut. Returns ``([], None)`` when nothing is kept."""
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"fraction must lie in [0, 1], got {fraction}")
+    valid = [s for s in scored if not math.isnan(s.score)]
+    n_keep = min(len(valid), math.ceil(fraction * len(scored) - 1e-9))
+    if n_keep == 0:
+        return [], None
+    ranked = sorted(valid, key=lambda s: (-s.score, s.id))
+    kept = ranked[:n_keep]
+    return kept, kept[-1].score
+
+
+def keep_above_threshold(scored: Sequence[Scored], threshold: float) -> tuple[list[Scored], float | None]:
+    """Every candidate scoring at least ``threshold`` (ordered as :func:`keep_top_fraction`)."""
+    kept = sorted((s for s in scored if s.score >= threshold), key=lambda s: (-s.score, s.id))
+    return kept, (kept[-1].score if kept else None)

@@ -1,0 +1,52 @@
+"""prefect.yaml: every deployment's parameters validate against the flow's parameter model."""
+from pathlib import Path
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from flows.params import LoopParams
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _deployments():
+    return yaml.safe_load((ROOT / "prefect.yaml").read_text())["deployments"]
+
+
+def test_the_deployments_the_project_promises_exist():
+    names = {d["name"] for d in _deployments()}
+    assert {"smoke-builtin", "mawps-gts-weekly", "math23k-gts"} <= names
+
+
+@pytest.mark.parametrize("deployment", _deployments(), ids=lambda d: d["name"])
+def test_deployment_parameters_validate_against_loop_params(deployment):
+    assert deployment["entrypoint"] == "flows/augment_loop.py:augment_loop"
+    assert set(deployment["parameters"]) == {"params"}
+    params = LoopParams.model_validate(deployment["parameters"]["params"])
+    assert params.rounds >= 1
+    assert deployment["work_pool"]["name"] == "compaug-local"
+    assert deployment.get("description")
+
+
+def test_the_weekly_deployment_has_a_cron_schedule():
+    weekly = next(d for d in _deployments() if d["name"] == "mawps-gts-weekly")
+    assert weekly["schedules"][0]["cron"] == "0 2 * * 1"
+
+
+def test_a_typo_in_parameters_is_an_error_not_a_default():
+    with pytest.raises(ValidationError):
+        LoopParams.model_validate({"rounds": 2, "keep_fraktion": 0.5})
+    with pytest.raises(ValidationError):
+        LoopParams.model_validate({"solver": {"hiden_size": 4}})
+    with pytest.raises(ValidationError):
+        LoopParams.model_validate({"keep_fraction": 1.5})
+    with pytest.raises(ValidationError):
+        LoopParams.model_validate({"data": {"format": "mawps"}})  # a file format needs a path
+
+
+def test_fingerprint_changes_with_results_relevant_parameters_only():
+    a = LoopParams()
+    assert a.fingerprint() == LoopParams(out_dir="elsewhere", tracking_uri="sqlite:///x.db").fingerprint()
+    assert a.fingerprint() != LoopParams(seed=1).fingerprint()
+    assert a.fingerprint() != LoopParams(solver={"hidden_size": 256}).fingerprint()

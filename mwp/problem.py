@@ -189,6 +189,8 @@ def map_numbers(expr: Expr, quantities: Sequence[Quantity], constants: Iterable[
 def parse_answer(raw: Any) -> Fraction:
     if isinstance(raw, bool):
         raise ProblemError("bad_answer", f"answer {raw!r} is not a number")
+    if isinstance(raw, Fraction):
+        return raw
     if isinstance(raw, (int, float)):
         return Fraction(str(raw))
     if isinstance(raw, str):

@@ -356,3 +356,22 @@ def load_dataset(fmt: str, path=None, **builtin_options: Any) -> ReadResult:
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: no such file")
     return READERS[fmt](path)
+
+
+def summary(result: ReadResult, examples: int = 20) -> dict[str, Any]:
+    """What ``compaug data describe --json`` prints: counts, skip reasons, languages, the histogram
+    of expression depths, the number of distinct templates (and split sizes when the data has them)."""
+    from mwp.expr import depth, template
+
+    depths = Counter(depth(p.expression) for p in result.problems)
+    return {
+        "format": result.source,
+        "usable": len(result.problems),
+        "total": result.total,
+        "skipped": dict(result.skipped.most_common()),
+        "skipped_examples": [rec._asdict() for rec in result.skipped_examples[:examples]],
+        "languages": dict(Counter(p.language for p in result.problems).most_common()),
+        "depth_histogram": {str(d): depths[d] for d in sorted(depths)},
+        "templates": len({template(p.expression) for p in result.problems}),
+        "splits": dict(Counter(result.splits.values()).most_common()),
+    }

@@ -79,22 +79,28 @@ class LoopTracker:
 
     def log_round(self, round_index: int, record: Mapping[str, Any], epochs: Iterable[Mapping[str, Any]],
                   kept_sample: list[dict] | None, flow_run_id: str | None) -> None:
-        child = self.child(round_index, flow_run_id)
+        """Round-level numbers go on the parent with step = round. Rounds 1..T get a child run
+        holding the per-epoch curves (step = epoch) and the kept sample; round 0, the baseline
+        solver before any augmentation, has no child: its curves go on the parent as ``baseline_*``."""
+        child = self.child(round_index, flow_run_id) if round_index > 0 else None
+        target, prefix = (child, "") if child else (self.parent_run_id, "baseline_")
         for e in epochs:
             step = int(e["epoch"])
-            self.client.log_metric(child, "train_loss", float(e["train_loss"]), step=step)
-            self.client.log_metric(child, "epoch_seconds", float(e["seconds"]), step=step)
+            self.client.log_metric(target, prefix + "train_loss", float(e["train_loss"]), step=step)
+            self.client.log_metric(target, prefix + "epoch_seconds", float(e["seconds"]), step=step)
             for key in ("valid_answer_acc", "valid_equation_acc", "lr"):
                 if e.get(key) is not None:
-                    self.client.log_metric(child, key, float(e[key]), step=step)
+                    self.client.log_metric(target, prefix + key, float(e[key]), step=step)
         for key, value in record.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
                 self.client.log_metric(self.parent_run_id, key, float(value), step=round_index)
-                self.client.log_metric(child, key, float(value), step=round_index)
-        self.client.log_dict(child, dict(record), f"round_{round_index:02d}/metrics.json")
-        if kept_sample is not None:
-            self.client.log_dict(child, {"kept_sample": kept_sample}, f"round_{round_index:02d}/kept_sample.json")
-        self.client.set_terminated(child, "FINISHED")
+                if child:
+                    self.client.log_metric(child, key, float(value), step=round_index)
+        self.client.log_dict(target, dict(record), f"round_{round_index:02d}/metrics.json")
+        if child:
+            if kept_sample is not None:
+                self.client.log_dict(child, {"kept_sample": kept_sample}, f"round_{round_index:02d}/kept_sample.json")
+            self.client.set_terminated(child, "FINISHED")
 
     def log_plot(self, rows: list[Mapping[str, Any]]) -> None:
         import matplotlib

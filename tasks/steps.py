@@ -76,7 +76,7 @@ def generate_candidates(pool_path: str, out_path: str, augment: dict[str, Any], 
 
     pool = read_problems_jsonl(pool_path)
     config = AugmentConfig(max_spans=augment["max_spans"], max_span_len=augment["max_span_len"],
-                           max_per_source=augment["max_per_source"], max_per_round=augment["max_per_round"],
+                           per_problem_cap=augment["max_per_source"], per_round_cap=augment["max_per_round"],
                            seed=seed)
     batch = generate(pool, operators=augment["operators"], config=config, seed=seed, round=round_index)
     write_jsonl(batch.candidates, out_path)

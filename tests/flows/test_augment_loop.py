@@ -1,0 +1,125 @@
+"""End to end: the real augment_loop flow (Prefect harness, MLflow on SQLite, real torch training)
+on a tiny built-in corpus with a tiny GTS."""
+import json
+import math
+
+import pytest
+
+from flows.augment_loop import FAULT_ENV, augment_loop
+from flows.params import LoopParams
+from mwp.problem import read_problems_jsonl
+from tasks import pool as pool_io
+
+
+def tiny_params(tmp_path, **overrides) -> LoopParams:
+    base = {
+        "data": {"format": "builtin", "builtin_size": 120},
+        "solver": {"name": "gts", "embedding_size": 16, "hidden_size": 16, "epochs": 2, "batch_size": 32,
+                   "beam_size": 2},
+        "augment": {"operators": ["op1", "op2"], "max_per_round": 300, "max_per_source": 4},
+        "rounds": 2,
+        "keep_fraction": 0.2,
+        "seed": 3,
+        "out_dir": str(tmp_path / "runs"),
+    }
+    base.update(overrides)
+    return LoopParams.model_validate(base)
+
+
+@pytest.fixture(scope="module")
+def finished_run(prefect_harness, tmp_path_factory):
+    params = tiny_params(tmp_path_factory.mktemp("loop"))
+    return params, augment_loop(params)
+
+
+def test_pool_grows_by_exactly_the_kept_count_each_round(finished_run):
+    params, result = finished_run
+    rows = result["rounds"]
+    assert [r["round"] for r in rows] == [0, 1, 2]
+    for before, after in zip(rows, rows[1:]):
+        assert after["kept"] > 0
+        assert after["pool_size"] == before["pool_size"] + after["kept"]
+        assert after["kept"] == math.ceil(0.2 * after["verified"])
+    run_dir = params.run_dir()
+    for r in (1, 2):
+        pool = read_problems_jsonl(pool_io.round_dir(run_dir, r) / "pool.jsonl")
+        assert len(pool) == rows[r]["pool_size"]
+        assert len({p.id for p in pool}) == len(pool)
+
+
+def test_kept_problems_are_the_highest_scored_verified_candidates(finished_run):
+    params, _ = finished_run
+    for r in (1, 2):
+        rd = pool_io.round_dir(params.run_dir(), r)
+        scored = pool_io.read_scored(rd / "scored.jsonl")
+        kept = pool_io.read_scored(rd / "kept.jsonl")
+        candidates = read_problems_jsonl(rd / "candidates.jsonl")
+        assert [p.id for p, _ in scored] == [p.id for p in candidates]
+        ranked = sorted(((s, p.id) for p, s in scored if s == s), key=lambda t: (-t[0], t[1]))
+        assert [p.id for p, _ in kept] == [pid for _, pid in ranked[: len(kept)]]
+        assert min(s for _, s in kept) >= max(s for p, s in scored if p.id not in {k.id for k, _ in kept})
+        for problem, score in kept:
+            assert problem.provenance.round == r and problem.provenance.parents
+            assert 0.0 <= score <= 1.0  # a length-normalized probability
+
+
+def test_round_files_exist(finished_run):
+    params, result = finished_run
+    run_dir = params.run_dir()
+    assert (run_dir / "data" / "train.jsonl").exists() and (run_dir / "data" / "test_iid.jsonl").exists()
+    for r in (0, 1, 2):
+        rd = pool_io.round_dir(run_dir, r)
+        assert (rd / "metrics.json").exists()
+        assert (rd / "checkpoint").is_dir() and any((rd / "checkpoint").iterdir())
+    for r in (1, 2):
+        assert (pool_io.round_dir(run_dir, r) / "kept.jsonl").exists()
+    metrics = json.loads((pool_io.round_dir(run_dir, 2) / "metrics.json").read_text())
+    assert 0.0 <= metrics["iid_answer_acc"] <= 1.0
+
+
+def test_mlflow_holds_one_parent_and_a_child_per_round_with_stepped_metrics(finished_run):
+    from mlflow.tracking import MlflowClient
+
+    params, result = finished_run
+    client = MlflowClient(tracking_uri=result["tracking_uri"])
+    exp = client.get_experiment_by_name(params.experiment_name())
+    runs = client.search_runs([exp.experiment_id])
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == result["mlflow_run_id"]]
+    assert len(parents) == 1 and parents[0].info.run_id == result["mlflow_run_id"]
+    assert len(children) == 2
+    history = client.get_metric_history(result["mlflow_run_id"], "pool_size")
+    assert sorted(m.step for m in history) == [0, 1, 2]
+    kept_steps = sorted(m.step for m in client.get_metric_history(result["mlflow_run_id"], "kept"))
+    assert kept_steps == [1, 2]
+    assert parents[0].data.params["rounds"] == "2"
+    assert parents[0].data.tags.get("prefect.flow_run_id")
+    for child in children:
+        losses = client.get_metric_history(child.info.run_id, "train_loss")
+        assert sorted(m.step for m in losses) == [1, 2]  # one per epoch
+    artifacts = {a.path for a in client.list_artifacts(result["mlflow_run_id"])}
+    assert {"accuracy_by_round.png", "final_solver", "rounds.json"} <= artifacts
+
+
+def test_resume_after_a_failure_skips_finished_rounds_and_ends_with_the_same_pool(prefect_harness, tmp_path,
+                                                                                  monkeypatch):
+    reference = augment_loop(tiny_params(tmp_path / "reference"))
+    params = tiny_params(tmp_path / "interrupted")
+    monkeypatch.setenv(FAULT_ENV, "2")
+    with pytest.raises(Exception, match="injected failure"):
+        augment_loop(params)
+    run_dir = params.run_dir()
+    assert pool_io.completed_rounds(run_dir) == [0, 1]
+    stamps = {r: (pool_io.round_dir(run_dir, r) / "metrics.json").stat().st_mtime_ns for r in (0, 1)}
+    weights = {r: sorted(p.stat().st_mtime_ns for p in (pool_io.round_dir(run_dir, r) / "checkpoint").iterdir())
+               for r in (0, 1)}
+    monkeypatch.delenv(FAULT_ENV)
+    resumed = augment_loop(params)
+    for r in (0, 1):  # not retrained, not rewritten
+        assert (pool_io.round_dir(run_dir, r) / "metrics.json").stat().st_mtime_ns == stamps[r]
+        assert sorted(p.stat().st_mtime_ns for p in (pool_io.round_dir(run_dir, r) / "checkpoint").iterdir()) == weights[r]
+    final = [p.to_dict() for p in read_problems_jsonl(pool_io.round_dir(run_dir, 2) / "pool.jsonl")]
+    expected = [p.to_dict() for p in read_problems_jsonl(
+        pool_io.round_dir(tiny_params(tmp_path / "reference").run_dir(), 2) / "pool.jsonl")]
+    assert final == expected
+    assert [r["pool_size"] for r in resumed["rounds"]] == [r["pool_size"] for r in reference["rounds"]]

@@ -122,3 +122,14 @@ def write_pool(sets: pool_io.DataSets, run_dir: str, round_index: int, out_path:
 
 def summary_json(obj: Any) -> str:
     return json.dumps(asdict(obj) if hasattr(obj, "__dataclass_fields__") else obj, default=str)
+
+
+@task(name="measure_compound_divergence", cache_policy=NO_CACHE)
+def measure_compound_divergence(pool_path: str, test_path: str, k: int, seed: int) -> float:
+    """DBCA^c between the current pool and the compositional test set."""
+    from tasks.gap import pool_test_compound_divergence
+
+    value = pool_test_compound_divergence(read_problems_jsonl(pool_path), read_problems_jsonl(test_path), k=k,
+                                          seed=seed)
+    get_run_logger().info("compound divergence pool -> %s: %.4f", Path(test_path).stem, value)
+    return value

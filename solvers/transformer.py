@@ -51,8 +51,14 @@ class TransformerModel(PrefixDecoderMixin, nn.Module):
         self.embed = nn.Embedding(n_words, D, padding_idx=0)
         self.slot_embed = nn.Embedding(n_slots + 1, D, padding_idx=0)
         self.out_embed = nn.Embedding(self.n_outputs + 1, D)  # id n_outputs is the start symbol
-        self.core = nn.Transformer(D, config.n_heads, config.encoder_layers, config.decoder_layers,
-                                   config.feedforward_size, config.dropout, batch_first=True)
+        enc_layer = nn.TransformerEncoderLayer(D, config.n_heads, config.feedforward_size, config.dropout,
+                                               batch_first=True, norm_first=True)
+        dec_layer = nn.TransformerDecoderLayer(D, config.n_heads, config.feedforward_size, config.dropout,
+                                               batch_first=True, norm_first=True)
+        # pre-norm layers need a final norm; no nested tensors (slower than padding at these sizes)
+        self.encoder = nn.TransformerEncoder(enc_layer, config.encoder_layers, norm=nn.LayerNorm(D),
+                                             enable_nested_tensor=False)
+        self.decoder = nn.TransformerDecoder(dec_layer, config.decoder_layers, norm=nn.LayerNorm(D))
         self.generate = nn.Linear(D, self.n_outputs)
         self.drop = nn.Dropout(config.dropout)
 
@@ -65,16 +71,16 @@ class TransformerModel(PrefixDecoderMixin, nn.Module):
         src = batch.tokens  # (B, S)
         S, D = src.shape[1], self.config.d_model
         pad = torch.arange(S, device=src.device)[None, :] >= batch.lengths.to(src.device)[:, None]  # (B, S)
-        x = self.embed(src) * math.sqrt(D) + slot_embeddings(batch.qty_positions, batch.qty_mask, S, self.slot_embed)
+        x = self.embed(src) + slot_embeddings(batch.qty_positions, batch.qty_mask, S, self.slot_embed)
         x = self.drop(x + sinusoidal_positions(S, D, src.device))  # (B, S, D)
-        return self.core.encoder(x, src_key_padding_mask=pad), pad
+        return self.encoder(x, src_key_padding_mask=pad), pad
 
     def decode(self, prev_ids, memory, memory_pad):
         """Logits (N, t, V) for every position of the decoder input ``prev_ids`` (N, t)."""
         t, D = prev_ids.shape[1], self.config.d_model
-        y = self.drop(self.out_embed(prev_ids) * math.sqrt(D) + sinusoidal_positions(t, D, prev_ids.device))  # (N, t, D)
+        y = self.drop(self.out_embed(prev_ids) + sinusoidal_positions(t, D, prev_ids.device))  # (N, t, D)
         causal = nn.Transformer.generate_square_subsequent_mask(t, device=prev_ids.device)  # (t, t)
-        h = self.core.decoder(y, memory, tgt_mask=causal, tgt_is_causal=True, memory_key_padding_mask=memory_pad)
+        h = self.decoder(y, memory, tgt_mask=causal, tgt_is_causal=True, memory_key_padding_mask=memory_pad)
         return self.generate(h)  # (N, t, V)
 
     def forward(self, batch):

@@ -259,20 +259,24 @@ def parse_expression(text: str) -> Expr:
         raise ExpressionParseError("empty expression")
     _check_brackets(tokens, text)
     parser = _Parser(tokens, text)
-    node = parser.expr()
+    try:
+        node = parser.expr()
+    except RecursionError as err:  # "((((...1))))" or "----1" thousands deep: not an equation of ours
+        raise ExpressionParseError(f"expression nested too deeply: {text[:40]!r}...") from err
     if parser.peek() is not None:
         raise ExpressionParseError(f"unexpected {parser.peek()[1]!r} in {text!r}")  # type: ignore[index]
     return node
 
 
 def _check_brackets(tokens: list[tuple[str, str]], text: str) -> None:
-    depth = 0
-    for kind, _ in tokens:
-        depth += kind == "open"
-        depth -= kind == "close"
-        if depth < 0:
+    """Every ``(`` closes with ``)`` and every ``[`` with ``]``."""
+    expected: list[str] = []
+    for kind, tok in tokens:
+        if kind == "open":
+            expected.append(")" if tok == "(" else "]")
+        elif kind == "close" and (not expected or expected.pop() != tok):
             raise UnbalancedBracketsError(f"unbalanced brackets in {text!r}")
-    if depth:
+    if expected:
         raise UnbalancedBracketsError(f"unbalanced brackets in {text!r}")
 
 

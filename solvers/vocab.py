@@ -106,6 +106,7 @@ class Batch:
     n_quantities: torch.Tensor  # (B,) long, usable quantity slots per problem
     target: torch.Tensor | None = None  # (B, L) long, prefix output ids, 0 where padded
     target_mask: torch.Tensor | None = None  # (B, L) bool
+    texts: tuple[tuple[str, ...], ...] = ()  # (B,) raw tokens, for solvers with their own subword tokenizer
 
     @property
     def size(self) -> int:
@@ -114,7 +115,7 @@ class Batch:
     def to(self, device: torch.device | str) -> "Batch":
         moved = {f.name: getattr(self, f.name) for f in fields(self)}
         for name, value in moved.items():
-            if value is not None and name != "lengths":
+            if isinstance(value, torch.Tensor) and name != "lengths":
                 moved[name] = value.to(device)
         return Batch(**moved)
 
@@ -153,7 +154,7 @@ class Encoding:
                 qpos[b, : len(pos)] = torch.tensor(pos, dtype=torch.long)
                 qmask[b, : len(pos)] = True
         lengths = torch.tensor([max(1, len(t)) for t in token_ids], dtype=torch.long)
-        batch = Batch(tokens, lengths, qpos, qmask, qmask.sum(1))
+        batch = Batch(tokens, lengths, qpos, qmask, qmask.sum(1), texts=tuple(tuple(p.tokens) for p in problems))
         if with_targets:
             targets = [self.target_ids(p) for p in problems]
             L = max(len(t) for t in targets)

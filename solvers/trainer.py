@@ -151,7 +151,9 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     # Encode once up front: an unencodable problem fails here, naming its id, not mid-epoch.
     for p in train:
         encoding.target_ids(p)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    # a model may ask for parameter groups (a pretrained encoder fine-tuned with a smaller learning rate)
+    params = model.parameter_groups(config.lr) if hasattr(model, "parameter_groups") else model.parameters()
+    optimizer = torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, config.lr_halving_epochs), gamma=0.5)
     use_fp16_scaler = device.type == "cuda" and not torch.cuda.is_bf16_supported()
     scaler = torch.amp.GradScaler("cuda", enabled=use_fp16_scaler)

@@ -19,7 +19,7 @@ import string
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 from mwp.expr import BinOp, Expr, Num, evaluate
 from mwp.problem import Problem, ProblemError, build_problem
@@ -203,7 +203,7 @@ del S
 
 @lru_cache(maxsize=1)
 def names() -> tuple[str, ...]:
-    text = resources.files("mwp").joinpath("resources/names.txt").read_text(encoding="utf-8")
+    text = (Path(__file__).parent / "resources" / "names.txt").read_text(encoding="utf-8")
     return tuple(line.strip() for line in text.splitlines() if line.strip())
 
 

@@ -47,7 +47,7 @@ class Kind:
     repeat: bool = False  # an event that may happen twice in a problem; other kinds are stated once
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: the feasibility cache is keyed on it
 class Scenario:
     name: str
     kinds: dict[str, Kind]
@@ -223,17 +223,13 @@ class _Node:
     value: int = 0
 
 
+@lru_cache(maxsize=None)
 def _can_expand(scenario: Scenario, kind: str, ops: int) -> bool:
     """Whether ``kind`` has a derivation with exactly ``ops`` operators (ignoring value constraints)."""
-    return _feasible(scenario.name, kind, ops)
-
-
-@lru_cache(maxsize=None)
-def _feasible(scenario_name: str, kind: str, ops: int) -> bool:
-    spec = _SCENARIO_BY_NAME[scenario_name].kinds[kind]
+    spec = scenario.kinds[kind]
     if ops == 0:
         return bool(spec.say)
-    return any(_feasible(scenario_name, r.left, k) and _feasible(scenario_name, r.right, ops - 1 - k)
+    return any(_can_expand(scenario, r.left, k) and _can_expand(scenario, r.right, ops - 1 - k)
                for r in spec.rules for k in range(ops))
 
 

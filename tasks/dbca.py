@@ -1,0 +1,345 @@
+"""Distribution-based compositional assessment (DBCA): divergences and a greedy compositional split.
+
+Generic on purpose (like google-research/language nqg's split utilities): what an atom or a compound
+is comes in as two functions, ``atoms_of(example)`` and ``compounds_of(example)``, each returning an
+iterable of strings (repeats count) or a mapping string -> count. The MWP definitions live in
+:mod:`tasks.mwp_atoms`.
+
+Divergence (Keysers et al. 2020): ``1 - C_alpha(P || Q)`` with the Chernoff coefficient
+``C_alpha(P || Q) = sum_k p_k^alpha q_k^(1 - alpha)``, P the train and Q the test distribution.
+
+The greedy split keeps, per feature kind, the raw counts of both sides and the running sum
+``S = sum_k c1_k^alpha c2_k^(1 - alpha)``; since ``p_k = c1_k / N1``,
+``C = S / (N1^alpha N2^(1 - alpha))``. Moving one example changes only its own keys, so a move
+costs O(keys of the example) and scoring a batch of candidate moves is one vectorized pass over
+their keys; nothing is recomputed from all examples.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+Features = Callable[[Any], "Iterable[str] | Mapping[str, int]"]
+
+
+def as_counter(features: "Iterable[str] | Mapping[str, int]") -> Counter:
+    return Counter(features) if not isinstance(features, Mapping) else Counter(dict(features))
+
+
+def chernoff_coefficient(p_counts: Mapping[str, float], q_counts: Mapping[str, float], alpha: float) -> float:
+    """``sum_k p_k^alpha q_k^(1-alpha)`` of the two count tables, each normalized to frequencies."""
+    _check_alpha(alpha)
+    n_p = sum(p_counts.values())
+    n_q = sum(q_counts.values())
+    if n_p <= 0 or n_q <= 0:
+        return 0.0
+    terms = ((p_counts[k] / n_p) ** alpha * (q_counts[k] / n_q) ** (1.0 - alpha)
+             for k in p_counts.keys() & q_counts.keys() if p_counts[k] > 0 and q_counts[k] > 0)
+    return math.fsum(terms)
+
+
+def divergence(p_counts: Mapping[str, float], q_counts: Mapping[str, float], alpha: float) -> float:
+    """``1 - C_alpha(P || Q)``: 0 for identical distributions, 1 for disjoint ones."""
+    return 1.0 - chernoff_coefficient(p_counts, q_counts, alpha)
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha}")
+
+
+# ---------------------------------------------------------------- incremental counts
+
+
+@dataclass(frozen=True)
+class FeatureIndex:
+    """Features of every example as a sparse matrix: example ``e`` owns entries
+    ``offsets[e]:offsets[e+1]`` of ``ids`` (feature numbers) and ``counts``."""
+
+    keys: tuple[str, ...]
+    offsets: np.ndarray  # (E + 1,) int64
+    ids: np.ndarray  # (nnz,) int64
+    counts: np.ndarray  # (nnz,) float64
+    totals: np.ndarray  # (E,) float64, sum of the example's counts
+
+    @classmethod
+    def build(cls, examples: Sequence[Any], features_of: Features) -> "FeatureIndex":
+        key_id: dict[str, int] = {}
+        offsets, ids, counts = [0], [], []
+        for example in examples:
+            for key, count in as_counter(features_of(example)).items():
+                if count <= 0:
+                    continue
+                ids.append(key_id.setdefault(key, len(key_id)))
+                counts.append(float(count))
+            offsets.append(len(ids))
+        off = np.asarray(offsets, dtype=np.int64)
+        cnt = np.asarray(counts, dtype=np.float64)
+        totals = np.add.reduceat(cnt, off[:-1]) if len(cnt) else np.zeros(len(examples))
+        totals = np.where(off[1:] > off[:-1], totals, 0.0)  # reduceat repeats a value for empty rows
+        return cls(tuple(key_id), off, np.asarray(ids, dtype=np.int64), cnt, totals.astype(np.float64))
+
+    def entries(self, examples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Entry positions of ``examples`` and, for each, the position of its example in ``examples``."""
+        starts = self.offsets[examples]
+        lens = self.offsets[examples + 1] - starts
+        owner = np.repeat(np.arange(len(examples)), lens)
+        first = np.cumsum(lens) - lens
+        pos = np.arange(int(lens.sum())) - np.repeat(first, lens) + np.repeat(starts, lens)
+        return pos, owner
+
+    def counter(self, example: int) -> Counter:
+        lo, hi = self.offsets[example], self.offsets[example + 1]
+        return Counter({self.keys[i]: c for i, c in zip(self.ids[lo:hi], self.counts[lo:hi])})
+
+
+class DivergenceTracker:
+    """Train/test counts of one feature kind and the running Chernoff sum, updated per move."""
+
+    def __init__(self, index: FeatureIndex, in_test: np.ndarray, alpha: float):
+        _check_alpha(alpha)
+        self.index = index
+        self.alpha = alpha
+        n_keys = len(index.keys)
+        self.train = np.zeros(n_keys)
+        self.test = np.zeros(n_keys)
+        owner_test = np.repeat(in_test, np.diff(index.offsets))
+        np.add.at(self.test, index.ids[owner_test], index.counts[owner_test])
+        np.add.at(self.train, index.ids[~owner_test], index.counts[~owner_test])
+        self.n_train = float(self.train.sum())
+        self.n_test = float(self.test.sum())
+        self.term = self.train ** alpha * self.test ** (1.0 - alpha)
+        self.total = math.fsum(self.term)
+
+    def _coefficient(self, total, n_train, n_test):
+        denom = np.power(n_train, self.alpha) * np.power(n_test, 1.0 - self.alpha)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(denom > 0, total / np.where(denom > 0, denom, 1.0), 0.0)
+
+    def divergence(self) -> float:
+        return float(1.0 - self._coefficient(self.total, self.n_train, self.n_test))
+
+    def move(self, example: int, to_test: bool) -> None:
+        """Move one example to the other side: O(keys of the example)."""
+        lo, hi = self.index.offsets[example], self.index.offsets[example + 1]
+        ids, counts = self.index.ids[lo:hi], self.index.counts[lo:hi]
+        sign = 1.0 if to_test else -1.0
+        self.train[ids] -= sign * counts
+        self.test[ids] += sign * counts
+        new_term = self.train[ids] ** self.alpha * self.test[ids] ** (1.0 - self.alpha)
+        self.total += float(new_term.sum() - self.term[ids].sum())
+        self.term[ids] = new_term
+        moved = float(self.index.totals[example])
+        self.n_train -= sign * moved
+        self.n_test += sign * moved
+
+    def divergence_after(self, examples: np.ndarray, to_test: bool) -> np.ndarray:
+        """Divergence after moving each one of ``examples`` alone (vectorized, nothing is changed)."""
+        pos, owner = self.index.entries(examples)
+        ids, counts = self.index.ids[pos], self.index.counts[pos]
+        sign = 1.0 if to_test else -1.0
+        new_term = (self.train[ids] - sign * counts) ** self.alpha * (self.test[ids] + sign * counts) ** (1.0 - self.alpha)
+        delta = np.bincount(owner, weights=new_term - self.term[ids], minlength=len(examples))
+        moved = self.index.totals[examples]
+        coef = self._coefficient(self.total + delta, self.n_train - sign * moved, self.n_test + sign * moved)
+        return 1.0 - coef
+
+    def would_empty_train(self, examples: np.ndarray) -> np.ndarray:
+        """For train examples: True where moving it to test leaves one of its keys absent from train."""
+        pos, owner = self.index.entries(examples)
+        lost = (self.train[self.index.ids[pos]] - self.index.counts[pos]) < 0.5
+        return np.bincount(owner, weights=lost.astype(np.float64), minlength=len(examples)) > 0
+
+    def missing_from_train(self) -> list[str]:
+        return [self.index.keys[i] for i in np.flatnonzero((self.test > 0) & (self.train < 0.5))]
+
+    def recompute(self) -> None:
+        """Exact sum from the counts (kills floating-point drift; O(all keys))."""
+        self.term = self.train ** self.alpha * self.test ** (1.0 - self.alpha)
+        self.total = math.fsum(self.term)
+
+
+# ---------------------------------------------------------------- splits
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    test_fraction: float = 0.2  # share of the pool that goes to test
+    seed: int = 0  # seeds the initial random split and the candidate sampling
+    atom_alpha: float = 0.5  # Chernoff alpha of the atom divergence (CFQ: 0.5)
+    compound_alpha: float = 0.1  # Chernoff alpha of the compound divergence (CFQ: 0.1)
+    max_atom_divergence: float = 0.02  # a swap may not push the atom divergence above this
+    target_divergence: float | None = None  # stop once the compound divergence reaches it
+    snapshot_divergences: tuple[float, ...] = ()  # also record the split when each is first reached
+    max_iterations: int = 100_000  # budget of swap attempts
+    candidates: int = 0  # examples scored per side and iteration (0 = all; a failed sample rescans all)
+    tries: int = 100  # best first moves tried before a swap attempt counts as no improvement
+    atom_slack: float = 1.5  # the first move of a swap may reach this times the atom bound
+    progress: bool = True  # tqdm bar on stderr
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    target: float  # the compound divergence asked for
+    test: tuple[int, ...]  # example indices on the test side at that moment
+    atom_divergence: float
+    compound_divergence: float
+    swaps: int
+
+
+@dataclass(frozen=True)
+class SplitResult:
+    train: tuple[int, ...]  # example indices, ascending
+    test: tuple[int, ...]
+    atom_divergence: float
+    compound_divergence: float
+    initial_compound_divergence: float  # of the random start, after atom balancing
+    iterations: int
+    swaps: int
+    stop_reason: str  # "target", "no_improvement", "iterations" or "random" (the I.I.D. split)
+    snapshots: tuple[Snapshot, ...] = field(default=())
+
+
+def random_assignment(n: int, test_fraction: float, seed: int) -> np.ndarray:
+    """Boolean mask of the test side: exactly ``round(n * test_fraction)`` examples, seeded."""
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must lie strictly between 0 and 1, got {test_fraction}")
+    n_test = int(round(n * test_fraction))
+    if n_test < 1 or n_test >= n:
+        raise ValueError(f"a pool of {n} examples cannot be split {1 - test_fraction:.0%}/{test_fraction:.0%}")
+    in_test = np.zeros(n, dtype=bool)
+    in_test[np.random.default_rng(seed).permutation(n)[:n_test]] = True
+    return in_test
+
+
+def measure_divergences(examples: Sequence[Any], train: Iterable[int], test: Iterable[int], atoms_of: Features,
+                        compounds_of: Features, atom_alpha: float = 0.5, compound_alpha: float = 0.1) -> tuple[float, float]:
+    """(atom divergence, compound divergence) of a split, computed from scratch."""
+    def total(indices, fn):
+        out: Counter = Counter()
+        for i in indices:
+            out.update(as_counter(fn(examples[i])))
+        return out
+    train, test = list(train), list(test)
+    return (divergence(total(train, atoms_of), total(test, atoms_of), atom_alpha),
+            divergence(total(train, compounds_of), total(test, compounds_of), compound_alpha))
+
+
+def iid_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Features, config: SplitConfig = SplitConfig()) -> SplitResult:
+    """The I.I.D. split: the seeded random split at the same sizes, measured."""
+    in_test = random_assignment(len(examples), config.test_fraction, config.seed)
+    train, test = tuple(np.flatnonzero(~in_test).tolist()), tuple(np.flatnonzero(in_test).tolist())
+    a, c = measure_divergences(examples, train, test, atoms_of, compounds_of, config.atom_alpha, config.compound_alpha)
+    return SplitResult(train, test, a, c, c, 0, 0, "random")
+
+
+class _Split:
+    """Both trackers and the side mask, moved together."""
+
+    def __init__(self, atoms: DivergenceTracker, compounds: DivergenceTracker, in_test: np.ndarray):
+        self.atoms, self.compounds, self.in_test = atoms, compounds, in_test
+
+    def move(self, example: int, to_test: bool) -> None:
+        self.atoms.move(example, to_test)
+        self.compounds.move(example, to_test)
+        self.in_test[example] = to_test
+
+    def balance_atoms(self, rng: np.random.Generator) -> None:
+        """Swap until every atom seen in test is also seen in train (nqg's balance step)."""
+        index = self.atoms.index
+        owner = np.repeat(np.arange(len(self.in_test)), np.diff(index.offsets))
+        for _ in range(len(self.in_test)):
+            missing = np.flatnonzero((self.atoms.test > 0) & (self.atoms.train < 0.5))
+            if not len(missing):
+                return
+            holders = owner[index.ids == missing[0]]
+            incoming = int(holders[self.in_test[holders]][0])
+            self.move(incoming, to_test=False)
+            train = rng.permutation(np.flatnonzero(~self.in_test))
+            safe = train[~self.atoms.would_empty_train(train) & (train != incoming)]
+            if not len(safe):
+                raise ValueError(f"cannot keep atom {index.keys[missing[0]]!r} in train: no train example can leave")
+            self.move(int(safe[0]), to_test=True)
+        raise ValueError(f"atoms still missing from train: {self.atoms.missing_from_train()[:10]}")
+
+    def find_swap(self, to_test: np.ndarray, to_train: np.ndarray, atom_bound: float, tries: int, slack: float):
+        """Best train->test move, then the best test->train move given it; kept only when the pair
+        raises the compound divergence and ends within the atom bound. The first move may overshoot
+        the bound by ``slack`` times (the second can bring it back); the ``tries`` best are tried."""
+        before = self.compounds.divergence()
+        bound = max(atom_bound, self.atoms.divergence())  # never worse than now if already above
+        c_div = self.compounds.divergence_after(to_test, True)
+        ok = (self.atoms.divergence_after(to_test, True) <= bound * slack) & ~self.atoms.would_empty_train(to_test)
+        order = np.argsort(-np.where(ok, c_div, -np.inf), kind="stable")[:tries]
+        for first in to_test[order[ok[order]]]:
+            self.move(int(first), to_test=True)
+            c_back = self.compounds.divergence_after(to_train, False)
+            a_back = self.atoms.divergence_after(to_train, False)
+            ok_back = (a_back <= bound) & (c_back > before + 1e-12)
+            if ok_back.any():
+                j = int(np.argmax(np.where(ok_back, c_back, -np.inf)))
+                self.move(int(to_train[j]), to_test=False)
+                return int(first), int(to_train[j])
+            self.move(int(first), to_test=False)
+        return None
+
+
+def greedy_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Features,
+                 config: SplitConfig = SplitConfig()) -> SplitResult:
+    """Maximize the compound divergence under the atom-divergence bound by swapping examples
+    between the sides of a seeded random split (sizes stay fixed). Deterministic by seed."""
+    from tqdm import tqdm
+
+    rng = np.random.default_rng(config.seed)
+    in_test = random_assignment(len(examples), config.test_fraction, config.seed)
+    atoms = DivergenceTracker(FeatureIndex.build(examples, atoms_of), in_test, config.atom_alpha)
+    compounds = DivergenceTracker(FeatureIndex.build(examples, compounds_of), in_test.copy(), config.compound_alpha)
+    split = _Split(atoms, compounds, in_test)
+    split.balance_atoms(rng)
+    initial = compounds.divergence()
+    pending = sorted(config.snapshot_divergences)
+    goal = max([config.target_divergence or 0.0] + pending) or None
+    snapshots: list[Snapshot] = []
+    swaps, reason, iteration = 0, "iterations", 0
+    bar = tqdm(total=config.max_iterations, disable=not config.progress, desc="dbca swaps", mininterval=1.0)
+    for iteration in range(1, config.max_iterations + 1):
+        current = compounds.divergence()
+        while pending and current >= pending[0]:
+            snapshots.append(Snapshot(pending.pop(0), tuple(np.flatnonzero(in_test).tolist()),
+                                      atoms.divergence(), current, swaps))
+        if goal is not None and current >= goal:
+            reason, iteration = "target", iteration - 1
+            break
+        train_side, test_side = np.flatnonzero(~in_test), np.flatnonzero(in_test)
+        swap = None
+        if config.candidates:
+            swap = split.find_swap(_sample(rng, train_side, config.candidates), _sample(rng, test_side, config.candidates),
+                                   config.max_atom_divergence, config.tries, config.atom_slack)
+        if swap is None:
+            swap = split.find_swap(train_side, test_side, config.max_atom_divergence, config.tries, config.atom_slack)
+        if swap is None:
+            reason = "no_improvement"
+            break
+        swaps += 1
+        if swaps % 1000 == 0:
+            atoms.recompute()
+            compounds.recompute()
+        bar.update(1)
+        if iteration % 50 == 0:
+            bar.set_postfix(compound=f"{compounds.divergence():.3f}", atom=f"{atoms.divergence():.4f}")
+    bar.close()
+    atoms.recompute()
+    compounds.recompute()
+    while pending and compounds.divergence() >= pending[0]:
+        snapshots.append(Snapshot(pending.pop(0), tuple(np.flatnonzero(in_test).tolist()),
+                                  atoms.divergence(), compounds.divergence(), swaps))
+    return SplitResult(tuple(np.flatnonzero(~in_test).tolist()), tuple(np.flatnonzero(in_test).tolist()),
+                       atoms.divergence(), compounds.divergence(), initial, iteration, swaps, reason, tuple(snapshots))
+
+
+def _sample(rng: np.random.Generator, side: np.ndarray, size: int) -> np.ndarray:
+    return side if len(side) <= size else np.sort(rng.choice(side, size=size, replace=False))

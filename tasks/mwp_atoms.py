@@ -1,0 +1,174 @@
+"""Atoms and compounds of math word problems, for the DBCA splitter (paper 003, appendix B).
+
+A quantity alone says nothing (``N0 * N1`` is the same graph for apples and for speeds), so each
+quantity is represented by the tokens in a window around it, vectorized with TF-IDF and clustered
+with k-means; its cluster index is its atom label. Atoms of a problem: the labels of the quantities,
+the operators and the constants of its expression tree. Compounds: every sub-expression tree (left
+component, operator, right component), written canonically with atoms at the leaves and the operands
+of ``+`` and ``*`` sorted, so that ``a + b`` and ``b + a`` are one compound.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable, Sequence
+
+from mwp.expr import COMMUTATIVE, BinOp, Expr, Num, Qty, format_number, iter_nodes
+from mwp.problem import Problem
+from mwp.text import is_number_token
+
+from tasks.dbca import SplitConfig, SplitResult, greedy_split
+
+DEFAULT_WINDOW = 4  # tokens on each side of a quantity
+DEFAULT_KS = (5, 10, 20)  # paper 003 appendix E.1
+NUMBER_TOKEN = "<num>"
+# Compounds deeper than this are left out: the few 25- and 44-operator MAWPS sums would otherwise add
+# hundreds of one-off compounds that make even a random split look divergent (docs/splits.md).
+DEFAULT_MAX_DEPTH = 2
+
+
+def quantity_context(problem: Problem, index: int, window: int = DEFAULT_WINDOW) -> list[str]:
+    """Lower-cased tokens within ``window`` of quantity ``index`` (itself excluded); other numbers
+    become ``<num>`` so that the values do not decide the cluster."""
+    tokens = problem.tokens
+    centre = problem.quantity_positions()[index]
+    around = tokens[max(0, centre - window):centre] + tokens[centre + 1:centre + 1 + window]
+    return [NUMBER_TOKEN if is_number_token(t) else t.lower() for t in around]
+
+
+def _tokens_as_given(tokens: list[str]) -> list[str]:
+    return tokens
+
+
+@dataclass(frozen=True)
+class QuantityClusters:
+    k: int  # clusters asked for
+    window: int
+    labels: dict[str, tuple[int, ...]]  # problem id -> cluster index of each of its quantities
+
+    def label(self, problem: Problem, index: int) -> int:
+        try:
+            return self.labels[problem.id][index]
+        except (KeyError, IndexError) as err:
+            raise KeyError(f"problem {problem.id!r}: no cluster for quantity N{index}") from err
+
+
+def cluster_quantities(problems: Sequence[Problem], k: int, window: int = DEFAULT_WINDOW, seed: int = 0) -> QuantityClusters:
+    """TF-IDF over the context windows of every quantity, then k-means (seeded)."""
+    from sklearn.cluster import KMeans
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if k < 1:
+        raise ValueError(f"k must be positive, got {k}")
+    owners: list[tuple[str, int]] = []
+    docs: list[list[str]] = []
+    for problem in problems:
+        for i in range(len(problem.quantities)):
+            owners.append((problem.id, i))
+            docs.append(quantity_context(problem, i, window) or [NUMBER_TOKEN])
+    labels: dict[str, list[int]] = {p.id: [] for p in problems}
+    if docs:
+        vectors = TfidfVectorizer(analyzer=_tokens_as_given).fit_transform(docs)
+        n_clusters = min(k, len({tuple(sorted(d)) for d in docs}))
+        assigned = KMeans(n_clusters=n_clusters, n_init=1, random_state=seed).fit_predict(vectors)
+        for (pid, _), cluster in zip(owners, assigned):
+            labels[pid].append(int(cluster))
+    return QuantityClusters(k, window, {pid: tuple(v) for pid, v in labels.items()})
+
+
+def _leaf_atom(node: Expr, qty_label: Callable[[int], int]) -> str:
+    if isinstance(node, Qty):
+        return f"q{qty_label(node.index)}"
+    if isinstance(node, Num):
+        return f"c{format_number(node.value)}"
+    return "x"
+
+
+def expression_atoms(expr: Expr, qty_label: Callable[[int], int]) -> Counter:
+    """Quantity labels (``q3``), constants (``c1``) and operators (``*``) of the tree, with repeats."""
+    return Counter(node.op if isinstance(node, BinOp) else _leaf_atom(node, qty_label) for node in iter_nodes(expr))
+
+
+def expression_compounds(expr: Expr, qty_label: Callable[[int], int], max_depth: int | None = DEFAULT_MAX_DEPTH) -> Counter:
+    """Every sub-expression tree of at most ``max_depth`` operator levels (None: all), in canonical
+    form, e.g. ``((q1 * q3) / q0)``."""
+    found: Counter = Counter()
+
+    def canonical(node: Expr) -> tuple[str, int]:
+        if not isinstance(node, BinOp):
+            return _leaf_atom(node, qty_label), 0
+        (left, left_depth), (right, right_depth) = canonical(node.left), canonical(node.right)
+        if node.op in COMMUTATIVE and right < left:
+            left, right = right, left
+        text, level = f"({left} {node.op} {right})", 1 + max(left_depth, right_depth)
+        if max_depth is None or level <= max_depth:
+            found[text] += 1
+        return text, level
+
+    canonical(expr)
+    return found
+
+
+def atoms_of(problem: Problem, clusters: QuantityClusters) -> Counter:
+    return expression_atoms(problem.expression, partial(clusters.label, problem))
+
+
+def compounds_of(problem: Problem, clusters: QuantityClusters, max_depth: int | None = DEFAULT_MAX_DEPTH) -> Counter:
+    return expression_compounds(problem.expression, partial(clusters.label, problem), max_depth)
+
+
+@dataclass(frozen=True)
+class KChoice:
+    k: int  # the chosen number of clusters
+    clusters: QuantityClusters
+    result: SplitResult  # the split reached with it
+    tried: dict[int, float]  # k -> compound divergence reached
+
+
+def split_with_k(problems: Sequence[Problem], k: int, config: SplitConfig, window: int = DEFAULT_WINDOW,
+                 max_depth: int | None = DEFAULT_MAX_DEPTH) -> tuple[QuantityClusters, SplitResult]:
+    clusters = cluster_quantities(problems, k, window, config.seed)
+    result = greedy_split(problems, partial(atoms_of, clusters=clusters),
+                          partial(compounds_of, clusters=clusters, max_depth=max_depth), config)
+    return clusters, result
+
+
+def choose_k(problems: Sequence[Problem], config: SplitConfig, ks: Sequence[int] = DEFAULT_KS,
+             window: int = DEFAULT_WINDOW, max_depth: int | None = DEFAULT_MAX_DEPTH) -> KChoice:
+    """Split once per k and keep the k whose split reaches the highest compound divergence
+    (ties: the smaller k)."""
+    best: KChoice | None = None
+    tried: dict[int, float] = {}
+    for k in ks:
+        clusters, result = split_with_k(problems, k, config, window, max_depth)
+        tried[k] = result.compound_divergence
+        if best is None or result.compound_divergence > best.result.compound_divergence:
+            best = KChoice(k, clusters, result, tried)
+    if best is None:
+        raise ValueError("choose_k needs at least one k")
+    return KChoice(best.k, best.clusters, best.result, dict(tried))
+
+
+def split_statistics(problems: Sequence[Problem], train: Sequence[int], test: Sequence[int],
+                     atom_divergence: float, compound_divergence: float) -> dict:
+    """One row of paper Table 3: number ratio (train/test), text length ratio (mean train tokens
+    over mean test tokens), DBCA^a and DBCA^c."""
+    def mean_length(indices):
+        return sum(len(problems[i].tokens) for i in indices) / max(len(indices), 1)
+    test_length = mean_length(test)
+    return {
+        "number_ratio": f"{len(train)}/{len(test)}",
+        "length_ratio": round(mean_length(train) / test_length, 4) if test_length else None,
+        "atom_divergence": round(atom_divergence, 6),
+        "compound_divergence": round(compound_divergence, 6),
+    }
+
+
+def format_table(rows: dict[str, dict]) -> str:
+    """Markdown table of :func:`split_statistics` rows keyed by split name."""
+    lines = ["| split | NR | LR | DBCA^a | DBCA^c |", "|---|---|---|---|---|"]
+    for name, row in rows.items():
+        lines.append(f"| {name} | {row['number_ratio']} | {row['length_ratio']:.2f} | "
+                     f"{row['atom_divergence']:.3f} | {row['compound_divergence']:.3f} |")
+    return "\n".join(lines)

@@ -64,6 +64,8 @@ def build_all(records: Iterable[RawRecord], source: str, language: str | None = 
         try:
             if rec.error is not None:
                 raise rec.error
+            if not isinstance(rec.text, str) or not isinstance(rec.equation, (str, BinOp, Num)):
+                raise ProblemError("bad_record", f"text or equation is not a string: {rec.text!r}, {rec.equation!r}")
             if rec.record_id in seen:
                 raise ProblemError("duplicate_id", f"id {rec.record_id!r} occurs more than once")
             problem = build_problem(rec.record_id, rec.text, rec.equation, rec.answer, source, language)
@@ -277,7 +279,7 @@ def read_toolkit_csv(path) -> ReadResult:
     ``Numbers`` (space-separated), ``Equation`` (prefix over the placeholders), ``Answer``; an ``id``
     column is used when present, else the row number."""
     path = Path(path)
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8-sig", newline="") as fh:  # -sig: spreadsheets write a BOM
         reader = csv.DictReader(fh)
         missing = {"Question", "Numbers", "Equation", "Answer"} - set(reader.fieldnames or ())
         if missing:

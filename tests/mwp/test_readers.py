@@ -20,14 +20,16 @@ def test_mawps(tmp_path):
          "ans": "83.33"},  # rounded answer: accepted
         {"id": 3, "original_text": "Tom has 0.7 kg and 0.6 kg . How much ?", "equation": "x=0.7+0.6", "ans": 0.1},
         {"id": 4, "original_text": "Sam has 5 pens . How many ?", "equation": "X=0.32=0.21", "ans": 0.53},
+        {"id": 5, "original_text": None, "equation": "x=1+2", "ans": 3},
     ]
     result = load_dataset("mawps", write(tmp_path / "m.json", json.dumps(records)))
     assert [p.id for p in result.problems] == ["1", "2"]
     assert result.problems[0].prefix() == ["*", "N0", "N1"] and result.problems[0].answer == 504
     assert result.problems[1].answer == Fraction(250, 3)
-    assert result.skipped == {"answer_mismatch": 1, "unparsable_equation": 1}
-    assert [(s.record_id, s.reason) for s in result.skipped_examples] == [("3", "answer_mismatch"), ("4", "unparsable_equation")]
-    assert result.total == 4 and result.problems[0].provenance.source == "mawps"
+    assert result.skipped == {"answer_mismatch": 1, "unparsable_equation": 1, "bad_record": 1}
+    assert [(s.record_id, s.reason) for s in result.skipped_examples] == [
+        ("3", "answer_mismatch"), ("4", "unparsable_equation"), ("5", "bad_record")]
+    assert result.total == 5 and result.problems[0].provenance.source == "mawps"
 
 
 def test_mawps_record_without_a_field_names_file_and_record(tmp_path):
@@ -125,7 +127,7 @@ def test_toolkit_csv(tmp_path):
         "q3,Ann has number0 cats . How many ?,4,* number0 number2,8\n"
         "q4,Ann has number0 cats . How many ?,4,+ number0,8\n"
     )
-    result = load_dataset("csv", write(tmp_path / "t.csv", text))
+    result = load_dataset("csv", write(tmp_path / "t.csv", "\ufeff" + text))  # with a BOM, as spreadsheets save
     assert [p.id for p in result.problems] == ["q1", "q2"]
     assert result.problems[0].text == "Tom has 3 apples and buys 5 more. How many apples?"
     assert result.problems[0].prefix() == ["+", "N0", "N1"] and result.problems[0].answer == 8

@@ -30,7 +30,7 @@ def register(subparsers) -> None:
     p.add_argument("--rounds", type=int, help="T, augmentation rounds (default 7; 3 for the quick built-in run)")
     p.add_argument("--keep", type=float, help="fraction of verified candidates kept per round (default 0.2)")
     p.add_argument("--score", choices=["confidence", "confidence-sum", "agreement", "loss-similarity", "random"])
-    p.add_argument("--operators", help="comma-separated operators (default op1,op2)")
+    p.add_argument("--operators", help="comma-separated operators (default geca_op1,geca_op2; also entity_substitution, problem_reordering, reverse_operation)")
     p.add_argument("--epochs", type=int)
     p.add_argument("--hidden", type=int, help="hidden size (default 512, the paper's GTS)")
     p.add_argument("--embedding", type=int, help="embedding size (default 128)")

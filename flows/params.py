@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 DataFormat = Literal["builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl"]
 
@@ -48,12 +48,24 @@ class SolverSettings(Strict):
 
 
 class AugmentSettings(Strict):
-    operators: list[str] = Field(default_factory=lambda: ["op1", "op2"],
-                                 description="augmentation operators by name (op1, op2, entity, reorder, roda)")
+    operators: list[str] = Field(
+        default_factory=lambda: ["geca_op1", "geca_op2"], min_length=1,
+        description="augmentation operators by name: geca_op1, geca_op2, entity_substitution, "
+                    "problem_reordering, reverse_operation")
     max_spans: int = Field(2, ge=1, le=4)
     max_span_len: int = Field(4, ge=1, le=8)
     max_per_source: int = Field(10, ge=1, description="candidates made from one source problem per round")
     max_per_round: int = Field(20000, ge=1, description="candidates per round")
+
+
+    @field_validator("operators")
+    @classmethod
+    def _known_operators(cls, names: list[str]) -> list[str]:
+        from tasks.operators import get_operator
+
+        for name in names:
+            get_operator(name)  # raises ValueError naming the known operators
+        return names
 
 
 class LoopParams(Strict):

@@ -16,7 +16,7 @@ def tiny_params(tmp_path, **overrides) -> LoopParams:
         "data": {"format": "builtin", "builtin_size": 120},
         "solver": {"name": "gts", "embedding_size": 16, "hidden_size": 16, "epochs": 2, "batch_size": 32,
                    "beam_size": 2},
-        "augment": {"operators": ["op1", "op2"], "max_per_round": 300, "max_per_source": 4},
+        "augment": {"operators": ["geca_op1", "geca_op2"], "max_per_round": 300, "max_per_source": 4},
         "rounds": 2,
         "keep_fraction": 0.2,
         "seed": 3,

@@ -50,3 +50,10 @@ def test_fingerprint_changes_with_results_relevant_parameters_only():
     assert a.fingerprint() == LoopParams(out_dir="elsewhere", tracking_uri="sqlite:///x.db").fingerprint()
     assert a.fingerprint() != LoopParams(seed=1).fingerprint()
     assert a.fingerprint() != LoopParams(solver={"hidden_size": 256}).fingerprint()
+
+
+def test_unknown_or_unoffered_operators_are_rejected_by_name():
+    with pytest.raises(ValidationError, match="unknown operator"):
+        LoopParams.model_validate({"augment": {"operators": ["geca_op3"]}})
+    with pytest.raises(ValidationError, match="not offered"):
+        LoopParams.model_validate({"augment": {"operators": ["paraphrase"]}})

@@ -179,6 +179,7 @@ class SplitConfig:
     candidates: int = 0  # examples scored per side and iteration (0 = all; a failed sample rescans all)
     tries: int = 100  # best first moves tried before a swap attempt counts as no improvement
     atom_slack: float = 1.5  # the first move of a swap may reach this times the atom bound
+    repair: bool = True  # when stuck, try a swap that lowers DBCA^a at no cost in DBCA^c, then go on
     progress: bool = True  # tqdm bar on stderr
 
 
@@ -287,6 +288,26 @@ class _Split:
             self.move(int(first), to_test=False)
         return None
 
+    def find_repair(self, to_test: np.ndarray, to_train: np.ndarray):
+        """A swap that lowers the atom divergence without lowering the compound divergence: frees
+        atom budget when no divergence-raising swap fits under the bound."""
+        before_c, before_a = self.compounds.divergence(), self.atoms.divergence()
+        a_div = self.atoms.divergence_after(to_test, True)
+        ok = (self.compounds.divergence_after(to_test, True) >= before_c) & ~self.atoms.would_empty_train(to_test)
+        if not ok.any():
+            return None
+        first = int(to_test[int(np.argmin(np.where(ok, a_div, np.inf)))])
+        self.move(first, to_test=True)
+        a_back = self.atoms.divergence_after(to_train, False)
+        ok_back = self.compounds.divergence_after(to_train, False) >= before_c
+        if ok_back.any():
+            j = int(np.argmin(np.where(ok_back, a_back, np.inf)))
+            if a_back[j] < before_a - 1e-6:
+                self.move(int(to_train[j]), to_test=False)
+                return first, int(to_train[j])
+        self.move(first, to_test=False)
+        return None
+
 
 def greedy_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Features,
                  config: SplitConfig = SplitConfig()) -> SplitResult:
@@ -304,7 +325,7 @@ def greedy_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Feat
     pending = sorted(config.snapshot_divergences)
     goal = max([config.target_divergence or 0.0] + pending) or None
     snapshots: list[Snapshot] = []
-    swaps, reason, iteration = 0, "iterations", 0
+    swaps, repairs, reason, iteration = 0, 0, "iterations", 0
     bar = tqdm(total=config.max_iterations, disable=not config.progress, desc="dbca swaps", mininterval=1.0)
     for iteration in range(1, config.max_iterations + 1):
         current = compounds.divergence()
@@ -321,6 +342,9 @@ def greedy_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Feat
                                    config.max_atom_divergence, config.tries, config.atom_slack)
         if swap is None:
             swap = split.find_swap(train_side, test_side, config.max_atom_divergence, config.tries, config.atom_slack)
+        if swap is None and config.repair:
+            swap = split.find_repair(train_side, test_side)
+            repairs += swap is not None
         if swap is None:
             reason = "no_improvement"
             break

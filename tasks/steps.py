@@ -5,6 +5,7 @@ or small records. Only the steps that read files the user gave retry.
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
@@ -53,7 +54,9 @@ def train_solver(pool_path: str, valid_path: str, settings: dict[str, Any], chec
                  warm_start_from: str | None = None) -> training.TrainSummary:
     train = read_problems_jsonl(pool_path)
     valid = read_problems_jsonl(valid_path)
+    # A progress bar on a terminal; in a worker's log a bar per batch would only be noise.
     summary = training.train_solver(train, valid, settings, Path(checkpoint_dir), seed,
+                                    progress=sys.stderr.isatty(),
                                     warm_start_from=Path(warm_start_from) if warm_start_from else None)
     get_run_logger().info("trained %s on %d problems in %.1fs; best epoch %d (valid acc %s)", settings["name"],
                           len(train), summary.seconds, summary.best_epoch, summary.best_valid_answer_acc)

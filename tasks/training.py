@@ -38,10 +38,11 @@ def _train_config(settings: Mapping[str, Any], seed: int, progress: bool):
 def build_from_settings(settings: Mapping[str, Any]):
     from solvers.registry import build_solver
 
-    return build_solver(
-        settings["name"], embedding_size=settings["embedding_size"], hidden_size=settings["hidden_size"],
-        pretrained_path=settings.get("pretrained_path"), device=settings["device"],
-    )
+    options = {"embedding_size": settings["embedding_size"], "hidden_size": settings["hidden_size"]}
+    if settings.get("pretrained_path"):
+        # Only the solvers built on a pretrained model take a path; for the others it is an error.
+        options["pretrained_path"] = settings["pretrained_path"]
+    return build_solver(settings["name"], device=settings["device"], **options)
 
 
 def train_solver(train: Sequence[Problem], valid: Sequence[Problem], settings: Mapping[str, Any],

@@ -310,15 +310,16 @@ class _Split:
 
 
 def greedy_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Features,
-                 config: SplitConfig = SplitConfig()) -> SplitResult:
+                 config: SplitConfig = SplitConfig(), tracker: type = DivergenceTracker) -> SplitResult:
     """Maximize the compound divergence under the atom-divergence bound by swapping examples
-    between the sides of a seeded random split (sizes stay fixed). Deterministic by seed."""
+    between the sides of a seeded random split (sizes stay fixed). Deterministic by seed.
+    ``tracker`` exists for bench/split_speed.py, which swaps in a full-recompute tracker."""
     from tqdm import tqdm
 
     rng = np.random.default_rng(config.seed)
     in_test = random_assignment(len(examples), config.test_fraction, config.seed)
-    atoms = DivergenceTracker(FeatureIndex.build(examples, atoms_of), in_test, config.atom_alpha)
-    compounds = DivergenceTracker(FeatureIndex.build(examples, compounds_of), in_test.copy(), config.compound_alpha)
+    atoms = tracker(FeatureIndex.build(examples, atoms_of), in_test, config.atom_alpha)
+    compounds = tracker(FeatureIndex.build(examples, compounds_of), in_test.copy(), config.compound_alpha)
     split = _Split(atoms, compounds, in_test)
     split.balance_atoms(rng)
     initial = compounds.divergence()

@@ -1,0 +1,37 @@
+"""The augmentation operators, selectable by name: ``OPERATORS[name](problems, config, seed, round)``
+returns a :class:`CandidateBatch` of unverified candidates and counted rejections.
+
+Not offered: paraphrasing and back-translation (papers 000/004) need translation or paraphrase model
+weights that cannot be downloaded here; asking for them raises an error that says so."""
+from __future__ import annotations
+
+from tasks.operators.base import AugmentConfig, CandidateBatch, Operator
+from tasks.operators.entity import entity_substitution
+from tasks.operators.geca import geca_op1, geca_op2
+from tasks.operators.reorder import problem_reordering
+from tasks.operators.reverse import reverse_operation
+
+OPERATORS: dict[str, Operator] = {
+    "geca_op1": geca_op1,
+    "geca_op2": geca_op2,
+    "entity_substitution": entity_substitution,
+    "problem_reordering": problem_reordering,
+    "reverse_operation": reverse_operation,
+}
+
+NOT_OFFERED = {
+    "paraphrase": "needs a local paraphrase model (e.g. a T5/PEGASUS checkpoint); none can be downloaded "
+                  "here, so it is not offered rather than faked",
+    "back_translation": "needs local translation models for both directions; not offered",
+}
+
+
+def get_operator(name: str) -> Operator:
+    if name in OPERATORS:
+        return OPERATORS[name]
+    if name in NOT_OFFERED:
+        raise ValueError(f"operator {name!r} is not offered: {NOT_OFFERED[name]}")
+    raise ValueError(f"unknown operator {name!r}; known: {', '.join(sorted(OPERATORS))}")
+
+
+__all__ = ["AugmentConfig", "CandidateBatch", "NOT_OFFERED", "OPERATORS", "Operator", "get_operator"]

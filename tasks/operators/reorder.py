@@ -1,0 +1,2 @@
+from tasks.operators.base import CandidateBatch
+def problem_reordering(*a): return CandidateBatch()

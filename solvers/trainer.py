@@ -8,7 +8,8 @@ valid prefix expressions over the problem's own slots) and ``encode`` ((B, H) po
 Training: seeded, device auto (CUDA when available, else CPU), mixed precision on CUDA, Adam with
 weight decay, learning rate halved every ``lr_halving_epochs``, gradient clipping, length-bucketed
 shuffled batches, best epoch chosen on VALIDATION answer accuracy only (a copy of its weights is
-kept and restored at the end), optional early stopping, a tqdm bar. Nothing is logged anywhere:
+kept and restored at the end), optional early stopping, a tqdm bar. ``EpochStats.seconds`` is the
+training pass alone (validation excluded); ``TrainResult.seconds`` is everything. Nothing is logged:
 per-epoch :class:`EpochStats` go to ``on_epoch`` and into the returned :class:`TrainResult`.
 """
 from __future__ import annotations
@@ -184,12 +185,13 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
             n_batches += 1
             bar.set_postfix(loss=f"{total_loss / n_batches:.3f}")
         scheduler.step()
+        train_seconds = time.perf_counter() - t0
         answer_acc = equation_acc = None
         validate = valid and (epoch % max(1, config.eval_every) == 0 or epoch == config.epochs)
         if validate:
             report = evaluate_predictions(valid, predict(model, encoding, valid, config.beam_size, config.batch_size))
             answer_acc, equation_acc = report.answer_acc, report.equation_acc
-        stats = EpochStats(epoch=epoch, train_loss=total_loss / max(1, n_batches), seconds=time.perf_counter() - t0,
+        stats = EpochStats(epoch=epoch, train_loss=total_loss / max(1, n_batches), seconds=train_seconds,
                            valid_answer_acc=answer_acc, valid_equation_acc=equation_acc, lr=lr)
         history.append(stats)
         if on_epoch is not None:

@@ -1,0 +1,150 @@
+"""GTS speed, memory and accuracy on MAWPS, with baselines measured in the same run.
+
+Prints: seconds per training epoch; the epoch's achieved matrix FLOP/s (FLOPs counted with
+torch's FlopCounterMode over one forward+backward pass of the same batches) next to a plain
+square torch matmul's FLOP/s; inference problems/s at beam 5 batched vs batch-size-1 decoding of
+the same model (and whether both give the same expressions); peak RSS; with ``--epochs 80`` the
+answer accuracy on the test side (best epoch chosen on a validation slice of train, never test).
+
+    .venv/bin/python bench/solver_speed.py --epochs 1            # speed only
+    .venv/bin/python bench/solver_speed.py --epochs 80 --out /tmp/gts80.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+# Threads that spin while waiting make a shared, oversubscribed CPU many times slower (we measured
+# a 2-thread GRU step 5-15x slower with other jobs running); must be set before torch loads OpenMP.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("GOMP_SPINCOUNT", "0")
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+from mwp.readers import load_dataset  # noqa: E402
+from solvers.base import TrainConfig  # noqa: E402
+from solvers.evaluate import evaluate_predictions  # noqa: E402
+from solvers.gts import GTSConfig, GTSModel  # noqa: E402
+from solvers.trainer import length_bucketed, predict, train_model  # noqa: E402
+from solvers.vocab import build_encoding  # noqa: E402
+
+
+def split(problems, seed: int, test_fraction: float, valid_fraction: float):
+    order = list(problems)
+    random.Random(seed).shuffle(order)
+    n_test = round(len(order) * test_fraction)
+    test, train = order[:n_test], order[n_test:]
+    n_valid = round(len(train) * valid_fraction)
+    return train[n_valid:], train[:n_valid], test
+
+
+def matmul_flops(size: int = 2048, repeats: int = 10) -> float:
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    return 2 * size**3 * repeats / (time.perf_counter() - t0)
+
+
+def epoch_flops(model, encoding, train, batch_size: int, seed: int) -> float:
+    """FLOPs of one training epoch's forward and backward passes (same batches as the trainer)."""
+    model.train()
+    with FlopCounterMode(display=False) as counter:
+        for chunk in length_bucketed(train, batch_size, random.Random(seed)):
+            model.zero_grad(set_to_none=True)
+            model.loss(encoding.batch(chunk)).backward()
+    model.zero_grad(set_to_none=True)
+    return float(counter.get_total_flops())
+
+
+def throughput(model, encoding, problems, beam: int, batch_size: int):
+    t0 = time.perf_counter()
+    preds = predict(model, encoding, problems, beam, batch_size)
+    return len(problems) / (time.perf_counter() - t0), preds
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(ROOT.parent / "shared/data/mawps/MAWPS.json"))
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--hidden", type=int, default=512, help="512 is the paper; 256 is the small CPU option")
+    ap.add_argument("--embedding", type=int, default=128)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--beam", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--valid-fraction", type=float, default=0.1, help="slice of the 80%% train side used for selection")
+    ap.add_argument("--bs1-problems", type=int, default=200, help="test problems decoded one at a time")
+    ap.add_argument("--out", help="write the figures as JSON here")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+
+    data = load_dataset("mawps", args.data)
+    train, valid, test = split(data.problems, args.seed, 0.2, args.valid_fraction)
+    print(f"MAWPS: {len(data.problems)} problems ({sum(data.skipped.values())} skipped); "
+          f"train {len(train)} / valid {len(valid)} (selection) / test {len(test)}; seed {args.seed}", flush=True)
+    encoding = build_encoding(train)
+    cfg = GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden)
+    model = GTSModel(cfg, encoding)
+    print(f"GTS {cfg}; {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters; torch threads {torch.get_num_threads()}", flush=True)
+
+    peak_matmul = matmul_flops()
+    flops = epoch_flops(model, encoding, train, args.batch_size, args.seed)
+    torch.manual_seed(args.seed)
+    model = GTSModel(cfg, encoding)  # fresh weights: the counting pass computed gradients only, but start clean
+
+    def report(stats):
+        acc = "" if stats.valid_answer_acc is None else f" valid answer acc {stats.valid_answer_acc:.3f}"
+        print(f"epoch {stats.epoch}: loss {stats.train_loss:.4f} train pass {stats.seconds:.1f}s{acc}", flush=True)
+
+    tcfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, beam_size=args.beam, seed=args.seed,
+                       progress=False, eval_every=1 if args.epochs > 1 else 10**9)
+    result = train_model(model, encoding, train, valid if args.epochs > 1 else [], tcfg, report)
+    epoch_s = statistics.median(e.seconds for e in result.epochs)
+    achieved = flops / epoch_s
+    print(f"training: {epoch_s:.1f} s per epoch (median of {len(result.epochs)}; {len(train)} problems, "
+          f"{len(train) / epoch_s:.0f} problems/s); best epoch {result.best_epoch} by valid answer acc "
+          f"{result.best_valid_answer_acc}", flush=True)
+    print(f"matrix FLOP/s: epoch {achieved / 1e9:.1f} GFLOP/s ({flops / 1e12:.2f} TFLOP per epoch) vs plain "
+          f"2048x2048 matmul {peak_matmul / 1e9:.1f} GFLOP/s ({100 * achieved / peak_matmul:.0f}%)", flush=True)
+
+    batched_ps, preds = throughput(model, encoding, test, args.beam, args.batch_size)
+    subset = test[: args.bs1_problems]
+    single_ps, single = throughput(model, encoding, subset, args.beam, 1)
+    same = sum(a.tokens == b.tokens for a, b in zip(preds[: len(subset)], single))
+    print(f"inference beam {args.beam}: batched {batched_ps:.1f} problems/s ({len(test)} problems, batch "
+          f"{args.batch_size}); batch-size-1 {single_ps:.1f} problems/s ({len(subset)} problems); "
+          f"ratio {batched_ps / single_ps:.1f}x; same expression {same}/{len(subset)}", flush=True)
+    report_test = evaluate_predictions(test, preds)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"test: answer acc {report_test.answer_acc:.4f}, equation acc {report_test.equation_acc:.4f}, "
+          f"invalid {report_test.invalid_rate:.4f} (n={report_test.n}) after {len(result.epochs)} epochs", flush=True)
+    print(f"peak RSS {rss_mb:.0f} MB", flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps({
+            "config": cfg.__dict__, "epochs": len(result.epochs), "train": len(train), "valid": len(valid),
+            "test": len(test), "epoch_seconds": epoch_s, "epoch_seconds_all": [e.seconds for e in result.epochs],
+            "valid_answer_acc": [e.valid_answer_acc for e in result.epochs], "best_epoch": result.best_epoch,
+            "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,
+            "batched_problems_s": batched_ps, "bs1_problems_s": single_ps, "bs1_same": same,
+            "test_answer_acc": report_test.answer_acc, "test_equation_acc": report_test.equation_acc,
+            "test_invalid_rate": report_test.invalid_rate, "peak_rss_mb": rss_mb,
+            "total_seconds": result.seconds}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""GTS: a GRU encoder feeding the goal-driven tree decoder (Xie & Sun 2019), batched end to end.
+
+Paper architecture by default: word embeddings of 128, a 2-layer bidirectional GRU with hidden 512
+whose two directions are summed, dropout 0.5. The problem vector (root goal) is the last forward
+state plus the first backward state of the top layer. ``GTSConfig.small_cpu()`` is an explicit,
+smaller option (hidden 256) for quick CPU runs; it is never chosen silently.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from solvers.gts_beam import beam_search
+from solvers.gts_decoder import DecoderContext, GTSDecoder
+from solvers.torch_solver import TorchSolver
+from solvers.trainer import Hypothesis
+from solvers.vocab import Batch, Encoding
+
+
+@dataclass(frozen=True)
+class GTSConfig:
+    embedding_size: int = 128  # input word and operator embeddings
+    hidden_size: int = 512  # GRU hidden size (directions summed) and decoder width
+    n_layers: int = 2  # GRU layers
+    dropout: float = 0.5
+    min_count: int = 1  # input words seen fewer times in training become <unk>
+    max_output_length: int = 45  # beam search limit on prefix tokens (the public code's MAX_OUTPUT_LENGTH)
+
+    @classmethod
+    def small_cpu(cls) -> "GTSConfig":
+        """A faster CPU option (hidden 256); report its accuracy separately from the paper's size."""
+        return cls(hidden_size=256)
+
+
+class GRUEncoder(nn.Module):
+    def __init__(self, vocab_size: int, cfg: GTSConfig):
+        super().__init__()
+        self.hidden_size = cfg.hidden_size
+        self.embedding = nn.Embedding(vocab_size, cfg.embedding_size, padding_idx=0)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.gru = nn.GRU(cfg.embedding_size, cfg.hidden_size, cfg.n_layers, batch_first=True, bidirectional=True,
+                          dropout=cfg.dropout if cfg.n_layers > 1 else 0.0)
+
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encoder states (B, T, H) and problem vectors (B, H)."""
+        x = self.dropout(self.embedding(tokens))  # (B, T, E)
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, h_n = self.gru(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=tokens.shape[1])  # (B, T, 2H)
+        H = self.hidden_size
+        return out[..., :H] + out[..., H:], h_n[-2] + h_n[-1]
+
+
+class GTSModel(nn.Module):
+    """Implements the trainer's SolverModel protocol (loss, token_log_probs, beam_search, encode)."""
+
+    def __init__(self, cfg: GTSConfig, encoding: Encoding):
+        super().__init__()
+        self.cfg = cfg
+        self.encoder = GRUEncoder(len(encoding.input), cfg)
+        self.decoder = GTSDecoder(cfg.hidden_size, cfg.embedding_size, encoding.output.n_ops,
+                                  len(encoding.output.constants), cfg.dropout)
+
+    def context(self, batch: Batch) -> DecoderContext:
+        enc, problem = self.encoder(batch.tokens, batch.lengths)
+        text_mask = torch.arange(batch.tokens.shape[1], device=enc.device)[None] < batch.lengths.to(enc.device)[:, None]
+        return self.decoder.context(enc, text_mask, problem, batch.qty_positions, batch.qty_mask)
+
+    def token_log_probs(self, batch: Batch) -> torch.Tensor:
+        assert batch.target is not None and batch.target_mask is not None, "token_log_probs needs targets"
+        return self.decoder.token_log_probs(self.context(batch), batch.target, batch.target_mask)  # (B, L)
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        """Mean negative log-likelihood per target token (the public code's masked cross-entropy)."""
+        logp = self.token_log_probs(batch)
+        return -logp.sum() / batch.target_mask.sum()
+
+    def beam_search(self, batch: Batch, beam_size: int) -> list[Hypothesis]:
+        return beam_search(self.decoder, self.context(batch), batch.n_quantities, beam_size, self.cfg.max_output_length)
+
+    def encode(self, batch: Batch) -> torch.Tensor:
+        return self.encoder(batch.tokens, batch.lengths)[1]  # (B, H)
+
+
+class GTSSolver(TorchSolver):
+    name = "gts"
+    config_class = GTSConfig
+
+    def build_model(self, encoding: Encoding) -> GTSModel:
+        return GTSModel(self.config, encoding)

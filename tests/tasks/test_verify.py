@@ -1,0 +1,55 @@
+"""Label verification and deduplication."""
+from dataclasses import replace
+from fractions import Fraction
+
+from mwp.expr import BinOp, Num, Qty
+from mwp.problem import build_problem
+from tasks.verify import dedupe, rejection_reason, verify
+
+
+def toy():
+    return build_problem("p", "Tom has 6 apples and 3 pears. How many fruits?", "x=6+3", 9, "toy")
+
+
+def test_a_good_problem_passes_and_its_answer_is_recomputed():
+    wrong_answer = replace(toy(), answer=Fraction(100))
+    (kept,), rejected = verify([wrong_answer])
+    assert kept.answer == 9 and not rejected
+
+
+def test_division_by_zero_is_rejected():
+    p = build_problem("z", "Tom has 6 apples and 0 pears. How many?", "x=6+0", 6, "toy")
+    bad = replace(p, expression=BinOp("/", Qty(0), Qty(1)))
+    assert rejection_reason(bad) == "division_by_zero"
+
+
+def test_a_slot_without_its_quantity_is_rejected():
+    bad = replace(toy(), expression=BinOp("+", Qty(0), Qty(2)))
+    kept, rejected = verify([bad])
+    assert kept == [] and rejected == {"missing_quantity": 1}
+
+
+def test_quantities_must_be_the_numbers_of_the_text():
+    p = toy()
+    moved = replace(p, quantities=(replace(p.quantities[0], token=1), p.quantities[1]))
+    assert rejection_reason(moved) == "quantity_mismatch"
+
+
+def test_unused_quantities_are_allowed_unless_asked():
+    p = replace(toy(), expression=BinOp("*", Qty(0), Num(Fraction(2))))
+    assert rejection_reason(p) is None
+    assert rejection_reason(p, allow_unused_quantities=False) == "unused_quantity"
+
+
+def test_negative_answers_are_rejected_by_default():
+    p = replace(toy(), expression=BinOp("-", Qty(1), Qty(0)))
+    assert rejection_reason(p) == "negative_answer"
+    assert rejection_reason(p, reject_negative_answers=False) is None
+
+
+def test_dedupe_against_pool_and_within_round():
+    p = toy()
+    same_text_other_id = replace(p, id="other")
+    new = build_problem("n", "Tom has 6 apples and 4 pears. How many fruits?", "x=6+4", 10, "toy")
+    kept, rejected = dedupe([same_text_other_id, new, replace(new, id="again")], existing=[p])
+    assert [k.id for k in kept] == ["n"] and rejected == {"duplicate": 2}

@@ -18,7 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Sequence
 
-from mwp.expr import BinOp, Expr, ExpressionError, NotSolvableError, Num, Qty, _from_sympy, evaluate, format_number, iter_nodes, quantity_slots
+from mwp.expr import BinOp, Expr, ExpressionError, NotSolvableError, Num, Qty, _from_sympy, evaluate, format_number, quantity_slots
 from mwp.problem import Problem
 from tasks.operators.base import CLAUSE_END, AugmentConfig, CandidateBatch, Slot, assemble, clause_units, rng_for
 
@@ -28,7 +28,7 @@ _IRREGULAR = {"have": "had", "buy": "bought", "get": "got", "make": "made", "giv
               "read": "read", "grow": "grew", "catch": "caught", "bring": "brought", "win": "won",
               "lose": "lost", "run": "ran", "swim": "swam", "drive": "drove", "ride": "rode", "see": "saw",
               "do": "did", "go": "went", "draw": "drew", "cut": "cut", "leave": "left", "throw": "threw",
-              "keep": "kept", "send": "sent", "make": "made", "write": "wrote", "drink": "drank", "bake": "baked"}
+              "keep": "kept", "send": "sent", "write": "wrote", "drink": "drank", "bake": "baked"}
 _BE = {"are", "were", "is", "was"}
 _DO = {"do", "does", "did"}
 

@@ -37,7 +37,7 @@ def test_loss_falls_and_training_expressions_come_back(trained):
 def test_gold_likelihood_rises_with_training(trained):
     _, _, trace = trained
     assert trace[-1] > trace[0] + 1.0
-    assert trace[-1] > -0.5  # eight expressions, nearly certain after overfitting
+    assert trace[-1] > -1.0  # 29 gold tokens in all: a mean token probability above 0.96
 
 
 def test_beam_score_is_the_likelihood_of_the_predicted_expression(trained):

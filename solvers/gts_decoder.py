@@ -43,9 +43,18 @@ class DecoderContext:
     num_mask: torch.Tensor  # (R, C+Q) bool, True on usable constants and quantities
     problem: torch.Tensor  # (R, H) root goal input
 
+    def _fields(self) -> tuple[torch.Tensor, ...]:
+        return (self.enc, self.enc_proj, self.text_mask, self.num_emb, self.num_proj, self.num_mask, self.problem)
+
+    def select(self, index: torch.Tensor) -> "DecoderContext":
+        return DecoderContext(*(t.index_select(0, index) for t in self._fields()))
+
+    def head(self, n: int) -> "DecoderContext":
+        """The first n rows (views, no copy)."""
+        return DecoderContext(*(t[:n] for t in self._fields()))
+
     def repeat(self, k: int) -> "DecoderContext":
-        return DecoderContext(*(t.repeat_interleave(k, dim=0) for t in (
-            self.enc, self.enc_proj, self.text_mask, self.num_emb, self.num_proj, self.num_mask, self.problem)))
+        return DecoderContext(*(t.repeat_interleave(k, dim=0) for t in self._fields()))
 
 
 @dataclass
@@ -108,9 +117,12 @@ def _gated(x: torch.Tensor) -> torch.Tensor:
 
 
 def _pick(history: list[torch.Tensor], index: torch.Tensor) -> torch.Tensor:
-    """history: per-step (B, D) tensors; index (B,) step numbers -> (B, D)."""
-    stacked = torch.stack(history, dim=1)  # (B, t, D)
-    return stacked.gather(1, index[:, None, None].expand(-1, 1, stacked.shape[-1])).squeeze(1)
+    """history: per-step (n_s, D) tensors with n_s >= n rows; index (n,) step numbers -> (n, D).
+    index_select keeps only sizes for backward (gather would keep the stacked history alive)."""
+    n, steps = index.shape[0], len(history)
+    flat = torch.stack([h[:n] for h in history], dim=1).reshape(-1, history[0].shape[-1])  # (n * steps, D)
+    rows = torch.arange(n, device=index.device) * steps + index
+    return flat.index_select(0, rows)
 
 
 class GTSDecoder(nn.Module):
@@ -180,32 +192,43 @@ class GTSDecoder(nn.Module):
     # ------------------------------------------------------------ teacher forcing
 
     def token_log_probs(self, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor) -> torch.Tensor:
-        """(B, L) log-probability of each target token given the gold prefix so far (0 at padding)."""
+        """(B, L) log-probability of each target token given the gold prefix so far (0 at padding).
+
+        Rows are sorted by target length (longest first) so that step t runs only on the first
+        n_t rows still decoding: the work is proportional to the real number of target tokens."""
         B, L = target.shape
-        lengths = target_mask.sum(1).tolist()
-        plan = tree_plan([target[b, :n].tolist() for b, n in enumerate(lengths)], self.n_ops, L)
+        lengths = target_mask.sum(1)
+        order = torch.sort(lengths, descending=True, stable=True).indices
+        target, ctx = target.index_select(0, order), ctx.select(order)
+        sorted_lengths = lengths.index_select(0, order).tolist()
+        active = [sum(1 for n in sorted_lengths if n > t) for t in range(L)]  # rows decoding at step t
+        plan = tree_plan([target[b, :n].tolist() for b, n in enumerate(sorted_lengths)], self.n_ops, L)
         plan = TreePlan(*(x.to(target.device) for x in (plan.parent, plan.is_right, plan.left_step, plan.merge_parent,
                                                         plan.merge_left_step, plan.merge_valid)), plan.merges_at)
-        left_goals, right_goals, labels, subtrees, out = [], [], [], [], []
+        left_goals, right_goals, labels, subtrees = [], [], [], []
+        out = torch.zeros(B, L, device=target.device)
         for t in range(L):
+            n = active[t]
+            rows = ctx.head(n)
             if t == 0:
-                goal = self.left_goal(ctx.problem)
+                goal = self.left_goal(rows.problem)
             else:
-                parent = plan.parent[:, t]
-                goal = torch.where(plan.is_right[:, t, None],
-                                   self.right_goal(_pick(subtrees, plan.left_step[:, t]), _pick(right_goals, parent)),
+                parent = plan.parent[:n, t]
+                goal = torch.where(plan.is_right[:n, t, None],
+                                   self.right_goal(_pick(subtrees, plan.left_step[:n, t]), _pick(right_goals, parent)),
                                    self.left_goal(_pick(left_goals, parent)))
-            logits, context = self.scores(ctx, goal)
-            tok = target[:, t]
-            out.append(logits.float().log_softmax(-1).gather(1, tok[:, None]).squeeze(1))
+            logits, context = self.scores(rows, goal)
+            tok = target[:n, t]
+            logp = logits.float().log_softmax(-1).gather(1, tok[:, None]).squeeze(1)  # (n,)
+            out = out.index_put((torch.arange(n, device=out.device), torch.full((n,), t, device=out.device)), logp)
             left, right, label = self.child_goals(goal, context, tok)
             left_goals.append(left)
             right_goals.append(right)
             labels.append(label)
-            subtree = self.leaf_embedding(ctx, tok)
+            subtree = self.leaf_embedding(rows, tok)
             for k in range(plan.merges_at[t]):
-                merged = self.merge_subtrees(_pick(labels, plan.merge_parent[:, t, k]),
-                                             _pick(subtrees, plan.merge_left_step[:, t, k]), subtree)
-                subtree = torch.where(plan.merge_valid[:, t, k, None], merged, subtree)
+                merged = self.merge_subtrees(_pick(labels, plan.merge_parent[:n, t, k]),
+                                             _pick(subtrees, plan.merge_left_step[:n, t, k]), subtree)
+                subtree = torch.where(plan.merge_valid[:n, t, k, None], merged, subtree)
             subtrees.append(subtree)
-        return torch.stack(out, 1) * target_mask  # (B, L)
+        return torch.zeros_like(out).index_copy(0, order, out)  # (B, L), back in input order

@@ -1,0 +1,125 @@
+"""GTS: tree plans checked by hand, batching equals one-at-a-time, overfitting, constrained beams,
+save/load. Tiny configurations (embedding 32, hidden 32) keep each test to seconds."""
+import pytest
+import torch
+
+from mwp.expr import OPERATORS, is_valid_prefix
+from mwp.problem import build_problem
+from solvers.base import TrainConfig
+from solvers.gts import GTSConfig, GTSModel, GTSSolver
+from solvers.gts_decoder import tree_plan
+from solvers.registry import load_solver
+from solvers.trainer import predict
+from solvers.vocab import build_encoding
+from toy_problems import toy_problems
+
+TINY = GTSConfig(embedding_size=32, hidden_size=32, dropout=0.0)
+FAST = TrainConfig(epochs=40, batch_size=8, lr=0.02, lr_halving_epochs=100, eval_every=10, progress=False, seed=0)
+
+# deeper trees: right subtrees that are operators, so leaves trigger chains of merges
+NESTED = [
+    ("n1", "Mix 3 and 4 then times 5 minus 2 .", "x=(3+4)*(5-2)", 21),
+    ("n2", "Take 10 and 2 and 6 and 1 .", "x=10-2*(6+1)", -4),
+    ("n3", "Use 8 and 9 and 7 and 11 .", "x=8/(9-(7-11))", "0.6153846153846154"),
+    ("n4", "Add 12 to 13 .", "x=12+13", 25),
+]
+
+
+def nested_problems():
+    return [build_problem(pid, text, eq, ans, source="toy", language="en", check_answer=False) for pid, text, eq, ans in NESTED]
+
+
+def test_tree_plan_by_hand():
+    # prefix "* + N0 N1 - N2 N3" with operators < 5: '*'=2, '+'=0, '-'=1, slots 5..8
+    plan = tree_plan([[2, 0, 5, 6, 1, 7, 8]], n_ops=5, length=7)
+    assert plan.parent[0].tolist() == [0, 0, 1, 1, 0, 4, 4]
+    assert plan.is_right[0].tolist() == [False, False, False, True, True, False, True]
+    # '-' (step 4) is the right child of '*': its left sibling '+' was completed at step 3
+    assert plan.left_step[0, 4].item() == 3 and plan.left_step[0, 3].item() == 2
+    assert plan.merges_at == [0, 0, 0, 1, 0, 0, 2]
+    # N3 closes '-' (left child N2 finished at step 5), then '*' (left child '+' finished at step 3)
+    assert plan.merge_parent[0, 6].tolist() == [4, 0]
+    assert plan.merge_left_step[0, 6].tolist() == [5, 3]
+    assert plan.merge_valid[0, 3].tolist() == [True, False]
+
+
+def test_batched_teacher_forcing_equals_one_at_a_time():
+    problems = toy_problems() + nested_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(0)
+    model = GTSModel(GTSConfig(embedding_size=16, hidden_size=24, dropout=0.3), enc).eval()
+    with torch.no_grad():
+        batched = model.token_log_probs(enc.batch(problems))  # (B, L)
+        batch_loss = model.loss(enc.batch(problems)).item()
+        total_tokens = sum(len(p.prefix()) for p in problems)
+        summed = 0.0
+        for b, p in enumerate(problems):
+            single = model.token_log_probs(enc.batch([p]))[0]
+            n = len(p.prefix())
+            assert torch.allclose(batched[b, :n], single[:n], atol=1e-5), p.id
+            assert torch.all(batched[b, n:] == 0)
+            summed += -single.sum().item()
+    assert batch_loss == pytest.approx(summed / total_tokens, rel=1e-5)
+
+
+def _assert_valid(problems, predictions, enc):
+    constants = set(enc.output.constants)
+    for p, pred in zip(problems, predictions):
+        assert is_valid_prefix(pred.tokens), (p.id, pred.tokens)
+        for tok in pred.tokens:
+            if tok in OPERATORS or tok in constants:
+                continue
+            assert tok.startswith("N") and int(tok[1:]) < len(p.quantities), (p.id, pred.tokens)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_untrained_beam_search_is_valid_and_batch_independent(seed):
+    problems = toy_problems() + nested_problems()
+    one = build_problem("one", "A dog eats 4 bones .", "x=4", 4, source="toy", language="en")
+    problems.append(one)
+    enc = build_encoding(problems)
+    torch.manual_seed(seed)
+    model = GTSModel(GTSConfig(embedding_size=16, hidden_size=16, dropout=0.0, max_output_length=9), enc).eval()
+    for beam in (1, 3, 5):
+        batched = predict(model, enc, problems, beam_size=beam, batch_size=16)
+        _assert_valid(problems, batched, enc)
+        assert all(len(pred.tokens) <= 9 for pred in batched)
+        single = predict(model, enc, problems, beam_size=beam, batch_size=1)
+        assert [p.tokens for p in batched] == [p.tokens for p in single]
+        for a, b in zip(batched, single):
+            assert a.score == pytest.approx(b.score, abs=1e-4)
+
+
+def test_overfits_eight_problems_and_likelihood_rises(tmp_path):
+    problems = toy_problems()
+    solver = GTSSolver(TINY)
+    solver.encoding = build_encoding(problems)
+    torch.manual_seed(0)
+    solver.model = solver.build_model(solver.encoding)
+    before = [l.total for l in solver.log_likelihood(problems)]
+
+    result = solver.fit(problems, problems, FAST)
+    losses = [e.train_loss for e in result.epochs]
+    assert losses[-1] < 0.3 * losses[0]
+    preds = solver.predict(problems, beam_size=5)
+    assert [list(p.tokens) for p in preds] == [p.prefix() for p in problems]
+    after = solver.log_likelihood(problems)
+    assert all(a.total > b + 1.0 for a, b in zip(after, before))
+    assert all(a.n_tokens == len(p.prefix()) and a.per_token == pytest.approx(a.total / a.n_tokens)
+               for a, p in zip(after, problems))
+    # the beam's score is the teacher-forced log-probability of the expression it returns
+    assert [p.score for p in preds] == pytest.approx([a.total for a in after], abs=1e-4)
+
+    path = solver.save(tmp_path / "gts")
+    loaded = load_solver(path, device="cpu")
+    assert isinstance(loaded, GTSSolver) and loaded.config == TINY
+    assert loaded.train_data_hash == solver.train_data_hash
+    assert [p.tokens for p in loaded.predict(problems)] == [p.tokens for p in preds]
+    assert [l.total for l in loaded.log_likelihood(problems)] == [l.total for l in after]
+    assert torch.equal(loaded.encode(problems), solver.encode(problems))
+    assert solver.encode(problems).shape == (8, 32)
+
+
+def test_unknown_config_key_is_an_error():
+    with pytest.raises(TypeError):
+        GTSSolver(hiden_size=64)

@@ -1,0 +1,110 @@
+"""Vocabularies and batches by hand, batching order, checkpoints, registry, and the trainer's
+best-epoch selection on validation accuracy (with the weights of that epoch restored)."""
+import random
+
+import pytest
+import torch
+
+from mwp.problem import build_problem
+from solvers.base import TrainConfig
+from solvers.checkpoint import CheckpointError, data_hash, load_checkpoint, read_meta, save_checkpoint
+from solvers.evaluate import evaluate_predictions
+from solvers.gts import GTSConfig, GTSSolver
+from solvers.registry import build_solver, load_solver
+from solvers.trainer import length_bucketed
+from solvers.vocab import EncodingError, build_encoding
+from toy_problems import toy_problems
+
+
+def _two():
+    return [
+        build_problem("a", "Tom has 3 apples and 5 pears .", "x=3+5", 8, source="toy", language="en"),
+        build_problem("b", "Half of 20 apples .", "x=20/2", 10, source="toy", language="en"),
+    ]
+
+
+def test_encoding_by_hand():
+    enc = build_encoding(_two())
+    assert enc.output.tokens == ("+", "-", "*", "/", "^", "2", "N0", "N1")
+    assert (enc.output.n_ops, enc.output.slot_start, len(enc.output)) == (5, 6, 8)
+    words = enc.input.words
+    assert words[:3] == ("<pad>", "<unk>", "NUM") and "tom" in words and "3" not in words
+    batch = enc.batch(_two())
+    assert batch.tokens.shape == (2, 8)  # "Tom has 3 apples and 5 pears ." is 8 tokens
+    assert batch.lengths.tolist() == [8, 5]
+    assert batch.tokens[0, 2].item() == 2 and batch.tokens[1, 2].item() == 2  # NUM
+    assert batch.tokens[1, 5:].tolist() == [0, 0, 0]
+    assert batch.qty_positions.tolist() == [[2, 5], [2, 0]]
+    assert batch.qty_mask.tolist() == [[True, True], [True, False]]
+    assert batch.n_quantities.tolist() == [2, 1]
+    assert batch.target.tolist() == [[0, 6, 7], [3, 6, 5]]
+    assert batch.target_mask.tolist() == [[True, True, True], [True, True, True]]
+    assert enc.decode([3, 6, 5]) == ("/", "N0", "2")
+
+
+def test_unseen_constant_is_an_error_naming_the_problem():
+    enc = build_encoding(_two()[:1])
+    with pytest.raises(EncodingError, match="problem b"):
+        enc.batch(_two())
+
+
+def test_length_bucketed_covers_every_problem_once():
+    problems = toy_problems()
+    batches = list(length_bucketed(problems, 3, random.Random(0)))
+    assert sorted(p.id for b in batches for p in b) == sorted(p.id for p in problems)
+    assert sorted(len(b) for b in batches) == [2, 3, 3]
+    ordered = [p for b in length_bucketed(problems, 3, None) for p in b]
+    assert [len(p.tokens) for p in ordered] == sorted(len(p.tokens) for p in problems)
+
+
+def test_checkpoint_round_trip_and_errors(tmp_path):
+    enc = build_encoding(_two())
+    state = {"w": torch.arange(6, dtype=torch.float32).reshape(2, 3)}
+    state["tied"] = state["w"]  # shared storage must still save
+    save_checkpoint(tmp_path / "c", "gts", {"hidden_size": 8}, enc, state, data_hash(_two()), {"note": 1})
+    ckpt = load_checkpoint(tmp_path / "c")
+    assert ckpt.solver == "gts" and ckpt.config == {"hidden_size": 8} and ckpt.extra == {"note": 1}
+    assert ckpt.encoding == enc and torch.equal(ckpt.state_dict["tied"], state["w"])
+    assert ckpt.train_data_hash == data_hash(_two()) != data_hash(_two()[:1])
+    with pytest.raises(CheckpointError):
+        read_meta(tmp_path / "nothing")
+
+
+def test_registry():
+    solver = build_solver("gts", hidden_size=16, embedding_size=8)
+    assert isinstance(solver, GTSSolver) and solver.config.hidden_size == 16
+    with pytest.raises(KeyError):
+        build_solver("nope")
+    with pytest.raises(TypeError):
+        build_solver("gts", hidden=16)
+
+
+def test_best_epoch_is_chosen_on_validation_and_restored():
+    problems = toy_problems()
+    train, valid = problems[:6], problems[6:] + problems[:2]
+    seen, states = [], []
+    solver = GTSSolver(GTSConfig(embedding_size=16, hidden_size=16, dropout=0.0))
+
+    def on_epoch(stats):
+        seen.append(stats)
+        states.append({k: v.clone() for k, v in solver.model.state_dict().items()})
+
+    # a learning rate this high makes validation accuracy rise and fall again (seen: best epoch 5 of 12)
+    result = solver.fit(train, valid, TrainConfig(epochs=12, batch_size=4, lr=0.1, progress=False, seed=0), on_epoch)
+    accs = [e.valid_answer_acc for e in seen]
+    assert len(seen) == 12 and all(a is not None for a in accs) and list(result.epochs) == seen
+    assert result.best_epoch == accs.index(max(accs)) + 1 and result.best_valid_answer_acc == max(accs)
+    assert accs[-1] < max(accs), "the scenario must make the last epoch worse than the best"
+    # the model now holds the best epoch's weights, not the last epoch's
+    final = solver.model.state_dict()
+    assert all(torch.equal(final[k], v) for k, v in states[result.best_epoch - 1].items())
+    assert evaluate_predictions(valid, solver.predict(valid)).answer_acc == max(accs)
+    assert all(e.seconds > 0 for e in seen) and seen[0].lr == 0.1
+
+
+def test_early_stopping_after_patience():
+    problems = toy_problems()
+    solver = GTSSolver(GTSConfig(embedding_size=8, hidden_size=8, dropout=0.0))
+    result = solver.fit(problems[:4], problems[4:], TrainConfig(epochs=30, batch_size=4, lr=1e-6, patience=2, progress=False))
+    # with a learning rate this small the accuracy never improves after epoch 1
+    assert result.best_epoch == 1 and len(result.epochs) == 3

@@ -67,11 +67,17 @@ class FeatureIndex:
     totals: np.ndarray  # (E,) float64, sum of the example's counts
 
     @classmethod
-    def build(cls, examples: Sequence[Any], features_of: Features) -> "FeatureIndex":
+    def build(cls, examples: Sequence[Any], features_of: Features, min_examples: int = 1) -> "FeatureIndex":
+        """``min_examples``: keys held by fewer examples of the pool are dropped (a key that a single
+        example holds can never be on both sides, so it carries no train/test signal)."""
+        features = [as_counter(features_of(example)) for example in examples]
+        if min_examples > 1:
+            held = Counter(key for counter in features for key, count in counter.items() if count > 0)
+            features = [Counter({k: c for k, c in counter.items() if held[k] >= min_examples}) for counter in features]
         key_id: dict[str, int] = {}
         offsets, ids, counts = [0], [], []
-        for example in examples:
-            for key, count in as_counter(features_of(example)).items():
+        for counter in features:
+            for key, count in counter.items():
                 if count <= 0:
                     continue
                 ids.append(key_id.setdefault(key, len(key_id)))
@@ -79,8 +85,7 @@ class FeatureIndex:
             offsets.append(len(ids))
         off = np.asarray(offsets, dtype=np.int64)
         cnt = np.asarray(counts, dtype=np.float64)
-        totals = np.add.reduceat(cnt, off[:-1]) if len(cnt) else np.zeros(len(examples))
-        totals = np.where(off[1:] > off[:-1], totals, 0.0)  # reduceat repeats a value for empty rows
+        totals = np.bincount(np.repeat(np.arange(len(examples)), np.diff(off)), weights=cnt, minlength=len(examples))
         return cls(tuple(key_id), off, np.asarray(ids, dtype=np.int64), cnt, totals.astype(np.float64))
 
     def entries(self, examples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -91,6 +96,13 @@ class FeatureIndex:
         first = np.cumsum(lens) - lens
         pos = np.arange(int(lens.sum())) - np.repeat(first, lens) + np.repeat(starts, lens)
         return pos, owner
+
+    def holders(self) -> tuple[np.ndarray, np.ndarray]:
+        """Inverted index: the examples holding key ``k`` are ``examples[starts[k]:starts[k+1]]``."""
+        owner = np.repeat(np.arange(len(self.totals)), np.diff(self.offsets))
+        order = np.argsort(self.ids, kind="stable")
+        starts = np.searchsorted(self.ids[order], np.arange(len(self.keys) + 1))
+        return starts.astype(np.int64), owner[order]
 
     def counter(self, example: int) -> Counter:
         lo, hi = self.offsets[example], self.offsets[example + 1]
@@ -148,6 +160,35 @@ class DivergenceTracker:
         coef = self._coefficient(self.total + delta, self.n_train - sign * moved, self.n_test + sign * moved)
         return 1.0 - coef
 
+    def _set_entries(self, sets: Sequence[np.ndarray]):
+        """Per (set, key) cell: the set number, the key and the summed count of the set's members."""
+        lens = np.asarray([len(members) for members in sets], dtype=np.int64)
+        examples = np.concatenate(sets).astype(np.int64) if len(sets) else np.zeros(0, dtype=np.int64)
+        group = np.repeat(np.arange(len(sets)), lens)
+        pos, owner = self.index.entries(examples)
+        n_keys = max(len(self.index.keys), 1)
+        cell, inverse = np.unique(group[owner] * n_keys + self.index.ids[pos], return_inverse=True)
+        counts = np.bincount(inverse, weights=self.index.counts[pos], minlength=len(cell))
+        moved = np.bincount(group, weights=self.index.totals[examples], minlength=len(sets))
+        return cell // n_keys, cell % n_keys, counts, moved
+
+    def divergence_after_sets(self, sets: Sequence[np.ndarray], to_test: bool) -> np.ndarray:
+        """Divergence after moving each set of examples (all its members together) alone: one
+        vectorized pass over the members' keys; nothing is changed."""
+        cell_group, ids, counts, moved = self._set_entries(sets)
+        sign = 1.0 if to_test else -1.0
+        new_term = np.maximum(self.train[ids] - sign * counts, 0.0) ** self.alpha \
+            * np.maximum(self.test[ids] + sign * counts, 0.0) ** (1.0 - self.alpha)
+        delta = np.bincount(cell_group, weights=new_term - self.term[ids], minlength=len(sets))
+        coef = self._coefficient(self.total + delta, self.n_train - sign * moved, self.n_test + sign * moved)
+        return 1.0 - coef
+
+    def sets_would_empty_train(self, sets: Sequence[np.ndarray]) -> np.ndarray:
+        """For sets of train examples: True where moving the whole set to test leaves a key absent from train."""
+        cell_group, ids, counts, _ = self._set_entries(sets)
+        lost = (self.train[ids] - counts) < 0.5
+        return np.bincount(cell_group, weights=lost.astype(np.float64), minlength=len(sets)) > 0
+
     def would_empty_train(self, examples: np.ndarray) -> np.ndarray:
         """For train examples: True where moving it to test leaves one of its keys absent from train."""
         pos, owner = self.index.entries(examples)
@@ -180,6 +221,10 @@ class SplitConfig:
     tries: int = 100  # best first moves tried before a swap attempt counts as no improvement
     atom_slack: float = 1.5  # the first move of a swap may reach this times the atom bound
     repair: bool = True  # when stuck, try a swap that lowers DBCA^a at no cost in DBCA^c, then go on
+    min_compound_examples: int = 2  # compounds held by fewer examples of the pool are left out
+    group_moves: bool = True  # when stuck, move all train holders of one compound to test at once
+    group_tries: int = 10  # compounds whose group move is tried before giving up
+    max_group_share: float = 0.1  # a group move moves at most this share of the test size
     progress: bool = True  # tqdm bar on stderr
 
 
@@ -203,6 +248,8 @@ class SplitResult:
     swaps: int
     stop_reason: str  # "target", "no_improvement", "iterations" or "random" (the I.I.D. split)
     snapshots: tuple[Snapshot, ...] = field(default=())
+    repairs: int = 0  # swaps among ``swaps`` that lowered DBCA^a at no DBCA^c cost
+    group_moves: int = 0  # swaps among ``swaps`` that moved all train holders of a compound at once
 
 
 def random_assignment(n: int, test_fraction: float, seed: int) -> np.ndarray:
@@ -218,23 +265,33 @@ def random_assignment(n: int, test_fraction: float, seed: int) -> np.ndarray:
 
 
 def measure_divergences(examples: Sequence[Any], train: Iterable[int], test: Iterable[int], atoms_of: Features,
-                        compounds_of: Features, atom_alpha: float = 0.5, compound_alpha: float = 0.1) -> tuple[float, float]:
-    """(atom divergence, compound divergence) of a split, computed from scratch."""
-    def total(indices, fn):
+                        compounds_of: Features, atom_alpha: float = 0.5, compound_alpha: float = 0.1,
+                        min_compound_examples: int = 1) -> tuple[float, float]:
+    """(atom divergence, compound divergence) of a split, computed from scratch. Compounds held by
+    fewer than ``min_compound_examples`` of ``examples`` are left out (as in :class:`SplitConfig`)."""
+    compounds = [as_counter(compounds_of(e)) for e in examples]
+    if min_compound_examples > 1:
+        held = Counter(key for counter in compounds for key, count in counter.items() if count > 0)
+        compounds = [Counter({k: c for k, c in counter.items() if held[k] >= min_compound_examples})
+                     for counter in compounds]
+
+    def total(indices, counters):
         out: Counter = Counter()
         for i in indices:
-            out.update(as_counter(fn(examples[i])))
+            out.update(counters[i])
         return out
+    atoms = [as_counter(atoms_of(e)) for e in examples]
     train, test = list(train), list(test)
-    return (divergence(total(train, atoms_of), total(test, atoms_of), atom_alpha),
-            divergence(total(train, compounds_of), total(test, compounds_of), compound_alpha))
+    return (divergence(total(train, atoms), total(test, atoms), atom_alpha),
+            divergence(total(train, compounds), total(test, compounds), compound_alpha))
 
 
 def iid_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Features, config: SplitConfig = SplitConfig()) -> SplitResult:
     """The I.I.D. split: the seeded random split at the same sizes, measured."""
     in_test = random_assignment(len(examples), config.test_fraction, config.seed)
     train, test = tuple(np.flatnonzero(~in_test).tolist()), tuple(np.flatnonzero(in_test).tolist())
-    a, c = measure_divergences(examples, train, test, atoms_of, compounds_of, config.atom_alpha, config.compound_alpha)
+    a, c = measure_divergences(examples, train, test, atoms_of, compounds_of, config.atom_alpha, config.compound_alpha,
+                               config.min_compound_examples)
     return SplitResult(train, test, a, c, c, 0, 0, "random")
 
 
@@ -288,6 +345,58 @@ class _Split:
             self.move(int(first), to_test=False)
         return None
 
+    def find_group_swap(self, holders: tuple[np.ndarray, np.ndarray], atom_bound: float, tries: int,
+                        max_group: int, candidates: int, rng: np.random.Generator):
+        """Move every train holder of one compound to test at once, then as many test examples back
+        to train, one at a time: while the atom divergence is above the bound the one that lowers it
+        most, else the one that raises the compound divergence most within the bound. Kept only when
+        the compound divergence rose and the atom divergence ends within the bound.
+
+        Why: with alpha = 0.1 a compound shared by train and test stops counting as shared only when
+        its last train holder leaves (``p^0.1`` falls steeply near 0 only), so moving its holders one by
+        one lowers the compound divergence at every step; single swaps never take that road. Candidate
+        compounds are ranked by the compound divergence right after their holders move; the ``tries``
+        best are tried. Returns the number of examples moved each way, or None."""
+        starts, examples = holders
+        before_c = self.compounds.divergence()
+        bound = max(atom_bound, self.atoms.divergence())
+        in_train = ~self.in_test[examples]
+        n_train = np.add.reduceat(in_train.astype(np.int64), starts[:-1]) if len(examples) else np.zeros(0)
+        keys = np.flatnonzero((n_train >= 2) & (n_train <= max_group))
+        if not len(keys):
+            return None
+        sets = [examples[starts[k]:starts[k + 1]][in_train[starts[k]:starts[k + 1]]] for k in keys]
+        ok = ~self.atoms.sets_would_empty_train(sets)
+        score = np.where(ok, self.compounds.divergence_after_sets(sets, True), -np.inf)
+        for g in np.argsort(-score, kind="stable")[:tries]:
+            if not ok[g]:
+                break
+            members = sets[g]
+            for e in members:
+                self.move(int(e), to_test=True)
+            pool = np.setdiff1d(np.flatnonzero(self.in_test), members)
+            if candidates and len(pool) > max(candidates, 2 * len(members)):
+                pool = np.sort(rng.choice(pool, size=max(candidates, 2 * len(members)), replace=False))
+            back = []
+            for _ in range(len(members)):
+                a_after = self.atoms.divergence_after(pool, False)
+                if self.atoms.divergence() > bound:
+                    j = int(np.argmin(a_after))
+                else:
+                    fits = a_after <= bound
+                    j = int(np.argmax(np.where(fits, self.compounds.divergence_after(pool, False), -np.inf))) \
+                        if fits.any() else int(np.argmin(a_after))
+                self.move(int(pool[j]), to_test=False)
+                back.append(int(pool[j]))
+                pool = np.delete(pool, j)
+            if self.compounds.divergence() > before_c + 1e-12 and self.atoms.divergence() <= bound + 1e-12:
+                return len(members)
+            for e in back:
+                self.move(e, to_test=True)
+            for e in members:
+                self.move(int(e), to_test=False)
+        return None
+
     def find_repair(self, to_test: np.ndarray, to_train: np.ndarray):
         """A swap that lowers the atom divergence without lowering the compound divergence: frees
         atom budget when no divergence-raising swap fits under the bound."""
@@ -319,14 +428,17 @@ def greedy_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Feat
     rng = np.random.default_rng(config.seed)
     in_test = random_assignment(len(examples), config.test_fraction, config.seed)
     atoms = tracker(FeatureIndex.build(examples, atoms_of), in_test, config.atom_alpha)
-    compounds = tracker(FeatureIndex.build(examples, compounds_of), in_test.copy(), config.compound_alpha)
+    compounds = tracker(FeatureIndex.build(examples, compounds_of, config.min_compound_examples), in_test.copy(),
+                        config.compound_alpha)
+    holders = compounds.index.holders()
+    max_group = max(2, int(config.max_group_share * in_test.sum()))
     split = _Split(atoms, compounds, in_test)
     split.balance_atoms(rng)
     initial = compounds.divergence()
     pending = sorted(config.snapshot_divergences)
     goal = max([config.target_divergence or 0.0] + pending) or None
     snapshots: list[Snapshot] = []
-    swaps, repairs, reason, iteration = 0, 0, "iterations", 0
+    swaps, repairs, groups, reason, iteration = 0, 0, 0, "iterations", 0
     bar = tqdm(total=config.max_iterations, disable=not config.progress, desc="dbca swaps", mininterval=1.0)
     for iteration in range(1, config.max_iterations + 1):
         current = compounds.divergence()
@@ -346,6 +458,10 @@ def greedy_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Feat
         if swap is None and config.repair:
             swap = split.find_repair(train_side, test_side)
             repairs += swap is not None
+        if swap is None and config.group_moves:
+            swap = split.find_group_swap(holders, config.max_atom_divergence, config.group_tries, max_group,
+                                         config.candidates, rng)
+            groups += swap is not None
         if swap is None:
             reason = "no_improvement"
             break
@@ -363,7 +479,8 @@ def greedy_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Feat
         snapshots.append(Snapshot(pending.pop(0), tuple(np.flatnonzero(in_test).tolist()),
                                   atoms.divergence(), compounds.divergence(), swaps))
     return SplitResult(tuple(np.flatnonzero(~in_test).tolist()), tuple(np.flatnonzero(in_test).tolist()),
-                       atoms.divergence(), compounds.divergence(), initial, iteration, swaps, reason, tuple(snapshots))
+                       atoms.divergence(), compounds.divergence(), initial, iteration, swaps, reason, tuple(snapshots),
+                       repairs, groups)
 
 
 def _sample(rng: np.random.Generator, side: np.ndarray, size: int) -> np.ndarray:

@@ -10,7 +10,7 @@ of ``+`` and ``*`` sorted, so that ``a + b`` and ``b + a`` are one compound.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Sequence
 
@@ -18,7 +18,7 @@ from mwp.expr import COMMUTATIVE, BinOp, Expr, Num, Qty, format_number, iter_nod
 from mwp.problem import Problem
 from mwp.text import is_number_token
 
-from tasks.dbca import SplitConfig, SplitResult, greedy_split
+from tasks.dbca import SplitConfig, SplitResult, greedy_split, iid_split
 
 DEFAULT_WINDOW = 4  # tokens on each side of a quantity
 DEFAULT_KS = (5, 10, 20)  # paper 003 appendix E.1
@@ -118,12 +118,17 @@ def compounds_of(problem: Problem, clusters: QuantityClusters, max_depth: int | 
     return expression_compounds(problem.expression, partial(clusters.label, problem), max_depth)
 
 
+K_RULES = ("gain", "highest")  # how choose_k ranks the ks; see choose_k
+
+
 @dataclass(frozen=True)
 class KChoice:
     k: int  # the chosen number of clusters
     clusters: QuantityClusters
     result: SplitResult  # the split reached with it
     tried: dict[int, float]  # k -> compound divergence reached
+    iid: dict[int, float] = field(default_factory=dict)  # k -> compound divergence of the I.I.D. split
+    rule: str = "gain"
 
 
 def split_with_k(problems: Sequence[Problem], k: int, config: SplitConfig, window: int = DEFAULT_WINDOW,
@@ -135,19 +140,37 @@ def split_with_k(problems: Sequence[Problem], k: int, config: SplitConfig, windo
 
 
 def choose_k(problems: Sequence[Problem], config: SplitConfig, ks: Sequence[int] = DEFAULT_KS,
-             window: int = DEFAULT_WINDOW, max_depth: int | None = DEFAULT_MAX_DEPTH) -> KChoice:
-    """Split once per k and keep the k whose split reaches the highest compound divergence
-    (ties: the smaller k)."""
-    best: KChoice | None = None
-    tried: dict[int, float] = {}
-    for k in ks:
-        clusters, result = split_with_k(problems, k, config, window, max_depth)
-        tried[k] = result.compound_divergence
-        if best is None or result.compound_divergence > best.result.compound_divergence:
-            best = KChoice(k, clusters, result, tried)
-    if best is None:
+             window: int = DEFAULT_WINDOW, max_depth: int | None = DEFAULT_MAX_DEPTH, rule: str = "gain") -> KChoice:
+    """Split once per k and keep the best k (ties: the smaller k).
+
+    ``rule="highest"``: the highest compound divergence reached (paper 003, appendix E.1). More
+    clusters make more distinct compounds, so every split, the random one included, looks more
+    divergent at a larger k and this rule drifts to the largest k. ``rule="gain"`` (default): the
+    highest gain of the greedy split over the I.I.D. split at the same k and sizes,
+    ``DBCA^c_comdiv(k) - DBCA^c_iid(k)``, i.e. the divergence the search created rather than the one
+    the clustering alone brings."""
+    if rule not in K_RULES:
+        raise ValueError(f"unknown k rule {rule!r}; expected one of {K_RULES}")
+    if not ks:
         raise ValueError("choose_k needs at least one k")
-    return KChoice(best.k, best.clusters, best.result, dict(tried))
+    runs: dict[int, tuple[QuantityClusters, SplitResult]] = {}
+    tried: dict[int, float] = {}
+    iid: dict[int, float] = {}
+    for k in ks:
+        clusters, result = runs[k] = split_with_k(problems, k, config, window, max_depth)
+        tried[k] = result.compound_divergence
+        iid[k] = iid_split(problems, partial(atoms_of, clusters=clusters),
+                           partial(compounds_of, clusters=clusters, max_depth=max_depth), config).compound_divergence
+    k = pick_k(tried, iid, rule)
+    return KChoice(k, runs[k][0], runs[k][1], tried, iid, rule)
+
+
+def pick_k(comdiv: dict[int, float], iid: dict[int, float], rule: str = "gain") -> int:
+    """The k of :func:`choose_k` from the divergences reached per k (ties: the smaller k)."""
+    if rule not in K_RULES:
+        raise ValueError(f"unknown k rule {rule!r}; expected one of {K_RULES}")
+    score = {k: comdiv[k] - iid[k] if rule == "gain" else comdiv[k] for k in comdiv}
+    return min(score, key=lambda k: (-score[k], k))
 
 
 def split_statistics(problems: Sequence[Problem], train: Sequence[int], test: Sequence[int],

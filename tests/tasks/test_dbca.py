@@ -125,3 +125,80 @@ def test_pure_modules_do_not_import_prefect_or_mlflow():
     code = "import sys, tasks.dbca, tasks.mwp_atoms, tasks.synthetic; print('prefect' in sys.modules, 'mlflow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_feature_index_drops_keys_held_by_fewer_examples_than_asked():
+    # "c" occurs twice but in one example only: it can never be on both sides
+    index = FeatureIndex.build([["a", "b"], ["a"], ["c", "c"]], lambda e: e, min_examples=2)
+    assert index.keys == ("a",)
+    assert index.totals.tolist() == [1.0, 1.0, 0.0]
+    assert FeatureIndex.build([["a", "b"], ["a"], ["c", "c"]], lambda e: e).keys == ("a", "b", "c")
+
+
+def test_holders_is_the_inverted_index():
+    index = FeatureIndex.build([["a", "b"], ["a"], ["b", "b"]], lambda e: e)
+    starts, examples = index.holders()
+    assert [examples[starts[k]:starts[k + 1]].tolist() for k in range(len(index.keys))] == [[0, 1], [0, 2]]
+
+
+def test_measure_divergences_leaves_out_rare_compounds_when_asked():
+    examples = [["A"], ["A"], ["B"]]
+    same = lambda e: e  # noqa: E731
+    # all compounds: train {A: 1}, test {A: 1, B: 1}: C = 1^0.1 * (1/2)^0.9
+    assert measure_divergences(examples, [0], [1, 2], same, same)[1] == pytest.approx(1 - 0.5 ** 0.9)
+    # B is held by one example only: left out, both sides are {A: 1}
+    assert measure_divergences(examples, [0], [1, 2], same, same, min_compound_examples=2)[1] == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.5])
+def test_set_scores_equal_full_recomputation(alpha):
+    rng = random.Random(3)
+    examples = _random_examples(rng)
+    in_test = random_assignment(len(examples), 0.25, seed=1)
+    tracker = DivergenceTracker(FeatureIndex.build(examples, lambda e: e), in_test.copy(), alpha)
+    train = np.flatnonzero(~in_test)
+    sets = [np.asarray(sorted(rng.sample(list(train), rng.randint(1, 6)))) for _ in range(10)]
+    predicted = tracker.divergence_after_sets(sets, to_test=True)
+    for members, score in zip(sets, predicted):
+        after = in_test.copy()
+        after[members] = True
+        full = divergence(sum((examples[i] for i in np.flatnonzero(~after)), Counter()),
+                          sum((examples[i] for i in np.flatnonzero(after)), Counter()), alpha)
+        assert score == pytest.approx(full, abs=1e-9)
+
+
+def test_group_swap_moves_every_train_holder_of_a_compound_to_test():
+    from tasks.dbca import _Split
+
+    # examples 0, 1 hold X, 2..9 hold Y; test starts as {2, 3} (two Y): p = (2/8, 6/8), q = (0, 1)
+    examples = ["X", "X"] + ["Y"] * 8
+    in_test = np.zeros(10, dtype=bool)
+    in_test[[2, 3]] = True
+    atoms = DivergenceTracker(FeatureIndex.build(examples, lambda e: ["s"]), in_test.copy(), 0.5)
+    compounds = DivergenceTracker(FeatureIndex.build(examples, lambda e: [e]), in_test.copy(), 0.1)
+    split = _Split(atoms, compounds, in_test)
+    assert compounds.divergence() == pytest.approx(1 - 0.75 ** 0.1)  # 0.0284
+    moved = split.find_group_swap(compounds.index.holders(), 0.02, tries=5, max_group=4, candidates=0,
+                                  rng=np.random.default_rng(0))
+    assert moved == 2  # X's two holders went to test, the two Y came back
+    assert np.flatnonzero(in_test).tolist() == [0, 1]
+    assert compounds.divergence() == pytest.approx(1.0)
+    # nothing left to gain: no compound has two or more train holders within max_group = 4... Y has 8
+    assert split.find_group_swap(compounds.index.holders(), 0.02, 5, 4, 0, np.random.default_rng(0)) is None
+
+
+def test_group_moves_get_past_the_single_swap_optimum_on_a_toy():
+    # 40 examples, two atoms from {a, b, c} and two compounds each, from a vocabulary of random size
+    rng = random.Random(2)
+    examples = [(Counter(rng.choice("abc") for _ in range(2)),
+                 Counter(rng.choice("PQRSTUVWXYZ"[:rng.randint(2, 11)]) for _ in range(2))) for _ in range(40)]
+    atoms, compounds = (lambda e: e[0]), (lambda e: e[1])
+    base = SplitConfig(test_fraction=0.2, seed=0, max_atom_divergence=0.05, progress=False)
+    single = greedy_split(examples, atoms, compounds, SplitConfig(**{**base.__dict__, "group_moves": False}))
+    grouped = greedy_split(examples, atoms, compounds, base)
+    assert grouped == greedy_split(examples, atoms, compounds, base)  # deterministic
+    a, c = measure_divergences(examples, grouped.train, grouped.test, atoms, compounds, min_compound_examples=2)
+    assert a == pytest.approx(grouped.atom_divergence) and c == pytest.approx(grouped.compound_divergence)
+    assert a <= 0.05 + 1e-12 and len(grouped.test) == 8
+    assert single.group_moves == 0 and grouped.group_moves >= 1
+    assert grouped.compound_divergence > single.compound_divergence + 0.1  # measured: 0.66 against 0.47

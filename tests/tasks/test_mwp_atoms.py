@@ -8,7 +8,7 @@ from mwp.expr import BinOp, Num, Qty
 from mwp.problem import build_problem
 from tasks.dbca import SplitConfig
 from tasks.mwp_atoms import (atoms_of, choose_k, cluster_quantities, compounds_of, expression_atoms,
-                             expression_compounds, format_table, quantity_context, split_statistics)
+                             expression_compounds, format_table, pick_k, quantity_context, split_statistics)
 
 # ((N0 + N1) * N2) - 1 with quantity labels N0 -> 1, N1 -> 0, N2 -> 2
 TREE = BinOp("-", BinOp("*", BinOp("+", Qty(0), Qty(1)), Qty(2)), Num(Fraction(1)))
@@ -67,10 +67,27 @@ def test_quantities_with_the_same_context_share_a_cluster():
 
 
 def test_choose_k_keeps_the_k_with_the_highest_compound_divergence():
-    choice = choose_k(_pool() * 3, SplitConfig(test_fraction=0.25, progress=False), ks=(1, 2), window=2)
-    assert set(choice.tried) == {1, 2}
+    choice = choose_k(_pool() * 3, SplitConfig(test_fraction=0.25, progress=False), ks=(1, 2), window=2,
+                      rule="highest")
+    assert set(choice.tried) == {1, 2} and set(choice.iid) == {1, 2}
     assert choice.tried[choice.k] == max(choice.tried.values())
     assert choice.result.compound_divergence == choice.tried[choice.k]
+
+
+def test_choose_k_by_gain_ranks_the_gain_over_the_iid_split():
+    choice = choose_k(_pool() * 3, SplitConfig(test_fraction=0.25, progress=False), ks=(1, 2), window=2)
+    gains = {k: choice.tried[k] - choice.iid[k] for k in (1, 2)}
+    assert choice.rule == "gain" and gains[choice.k] == max(gains.values())
+
+
+def test_pick_k_gain_corrects_for_divergence_that_grows_with_k():
+    # the MAWPS pattern: every split looks more divergent at a larger k
+    comdiv, iid = {5: 0.71, 10: 0.78, 20: 0.85}, {5: 0.09, 10: 0.12, 20: 0.25}
+    assert pick_k(comdiv, iid, "highest") == 20
+    assert pick_k(comdiv, iid, "gain") == 10  # gains 0.62, 0.66, 0.60
+    assert pick_k({5: 0.5, 10: 0.75}, {5: 0.25, 10: 0.5}, "gain") == 5  # a tie (0.25 each) goes to the smaller k
+    with pytest.raises(ValueError, match="k rule"):
+        pick_k(comdiv, iid, "largest")
 
 
 def test_split_statistics_is_a_table_3_row():

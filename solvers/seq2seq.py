@@ -1,4 +1,4 @@
-"""LSTM encoder-decoder with attention (the "LSTM" baseline of paper 003, Table 1): tensors only.
+"""LSTM encoder-decoder with attention (the "LSTM" baseline of paper 003, Table 1) and its Solver.
 
 Text tokens in, prefix-expression ids out. Each quantity token also gets a learned slot embedding
 (``N0``, ``N1``...) added to its word embedding, so the decoder can tell which number is which slot.

@@ -22,6 +22,12 @@ def register(subparsers) -> None:
     split.add_argument("--target-divergence", type=float, nargs="+", default=[],
                        help="compound divergence(s) to stop at; one extra file <out>-cX.XX.json per value")
     split.add_argument("--k", type=_k, default="auto", help="quantity clusters: auto (best of 5, 10, 20) or a number")
+    split.add_argument("--k-rule", choices=("gain", "highest"), default="gain",
+                       help="auto k: highest DBCA^c gain over the I.I.D. split at that k (default), or highest DBCA^c")
+    split.add_argument("--min-compound-examples", type=int, default=2,
+                       help="leave out compounds held by fewer pool examples (1 = keep all)")
+    split.add_argument("--no-group-moves", dest="group_moves", action="store_false",
+                       help="single-example swaps only (no moves of all train holders of a compound)")
     split.add_argument("--seed", type=int, default=0)
     split.add_argument("--test-fraction", type=float, default=0.2)
     split.add_argument("--max-atom-divergence", type=float, default=0.02)
@@ -46,7 +52,8 @@ def run_split(args) -> int:
                          seed=args.seed, test_fraction=args.test_fraction, max_atom_divergence=args.max_atom_divergence,
                          atom_alpha=args.atom_alpha, compound_alpha=args.compound_alpha,
                          target_divergences=args.target_divergence, max_iterations=args.max_iterations,
-                         candidates=args.candidates)
+                         candidates=args.candidates, k_rule=args.k_rule,
+                         min_compound_examples=args.min_compound_examples, group_moves=args.group_moves)
     result = split_flow(params)
     stats = result["stats"]
     print(f"{args.method} split (k={result['k']}): train {len(result['train'])}, test {len(result['test'])}, "

@@ -33,6 +33,9 @@ class SplitParams(BaseModel):
     out: str = Field(description="split file (JSON) to write")
     k: Union[Literal["auto"], PositiveInt] = Field("auto", description="quantity clusters; auto picks from ks")
     ks: list[PositiveInt] = Field(default_factory=lambda: list(DEFAULT_KS), min_length=1)
+    k_rule: Literal["gain", "highest"] = Field("gain", description="auto k: highest gain over I.I.D., or highest DBCA^c")
+    min_compound_examples: PositiveInt = Field(2, description="compounds held by fewer pool examples are left out")
+    group_moves: bool = True
     window: PositiveInt = DEFAULT_WINDOW
     max_compound_depth: Optional[PositiveInt] = DEFAULT_MAX_DEPTH
     test_fraction: float = Field(0.2, gt=0.0, lt=1.0)
@@ -52,7 +55,8 @@ class SplitParams(BaseModel):
             compound_alpha=self.compound_alpha, max_atom_divergence=self.max_atom_divergence,
             target_divergence=max(self.target_divergences) if self.target_divergences else None,
             snapshot_divergences=tuple(sorted(self.target_divergences)), max_iterations=self.max_iterations,
-            candidates=self.candidates, tries=self.tries, progress=self.progress)
+            candidates=self.candidates, tries=self.tries, progress=self.progress,
+            min_compound_examples=self.min_compound_examples, group_moves=self.group_moves)
 
 
 class SDParams(BaseModel):
@@ -80,10 +84,11 @@ def load_problems(fmt: str, path: Optional[str]) -> list[Problem]:
 @task
 def make_split(problems: list[Problem], params: SplitParams) -> tuple[QuantityClusters, SplitResult, dict]:
     config = params.config()
-    tried: dict[int, float] = {}
+    tried: dict[int, dict] = {}
     if params.k == "auto":
-        choice = choose_k(problems, config, params.ks, params.window, params.max_compound_depth)
-        clusters, comdiv, tried = choice.clusters, choice.result, choice.tried
+        choice = choose_k(problems, config, params.ks, params.window, params.max_compound_depth, params.k_rule)
+        clusters, comdiv = choice.clusters, choice.result
+        tried = {k: {"comdiv": choice.tried[k], "iid": choice.iid[k]} for k in choice.tried}
     else:
         clusters, comdiv = split_with_k(problems, params.k, config, params.window, params.max_compound_depth)
     if params.method == "iid":
@@ -105,6 +110,7 @@ def split_document(problems: list[Problem], params: SplitParams, k: int, result:
             **split_statistics(problems, result.train, result.test, result.atom_divergence, result.compound_divergence),
             "initial_compound_divergence": result.initial_compound_divergence,
             "iterations": result.iterations, "swaps": result.swaps, "stop_reason": result.stop_reason,
+            "group_moves": result.group_moves, "repairs": result.repairs,
             "k_tried": {str(key): value for key, value in tried.items()},
         },
     }

@@ -86,3 +86,40 @@ def test_sequence_layout_bos_text_with_slot_tokens_sep():
     # "Tom has 3 apples and buys 5 more ." + question: 3 and 5 are written as the slots N0 and N1
     assert words[:8] == ["<bos>", "tom", "has", "N0", "apples", "and", "buys", "N1"]
     assert words[-1] == "<sep>"
+
+
+def _local_pretrained_folder(path):
+    """A GPT-2 folder as from_pretrained expects it, made here: a word-level tokenizer over the toy
+    words with bos/eos <|endoftext|>, and a tiny GPT2LMHeadModel (no download anywhere)."""
+    from tokenizers import Tokenizer, normalizers
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    words = sorted({t.lower() for p in toy_problems() for t in p.tokens})
+    vocab = {w: i for i, w in enumerate(["<|endoftext|>", "<unk>"] + words)}
+    core = Tokenizer(WordLevel(vocab, unk_token="<unk>"))
+    core.pre_tokenizer, core.normalizer = Whitespace(), normalizers.Lowercase()
+    PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                            unk_token="<unk>").save_pretrained(path)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(vocab), n_embd=32, n_layer=1, n_head=2, n_inner=64,
+                               bos_token_id=0, eos_token_id=0)).save_pretrained(path)
+    return str(path)
+
+
+def test_local_pretrained_path_adds_expression_tokens(tmp_path):
+    path = _local_pretrained_folder(tmp_path / "gpt2-local")
+    solver = build_solver("gpt2", pretrained_path=path)
+    problems = toy_problems()
+    config = TrainConfig(epochs=10, batch_size=8, lr=3e-3, eval_every=10, beam_size=2, device="cpu", progress=False)
+    result = solver.fit(problems, problems, config)
+    assert result.epochs[-1].train_loss < result.epochs[0].train_loss
+    model = solver.model
+    prompt = model.tokenizer.convert_ids_to_tokens(model.prompts(solver.encoding.batch(problems[:1]))[0])
+    assert prompt[:5] == ["<|endoftext|>", "tom", "has", "<expr:N0>", "apples"]
+    assert prompt[-1] == "<expr:sep>"
+    assert model.lm.get_input_embeddings().num_embeddings == len(model.tokenizer)
+    assert_valid_predictions(problems + unseen_problems(), solver.predict(problems + unseen_problems(), beam_size=2))
+    solver.save(tmp_path / "ckpt")
+    again = load_solver(tmp_path / "ckpt", device="cpu")
+    assert [p.tokens for p in again.predict(problems)] == [p.tokens for p in solver.predict(problems)]

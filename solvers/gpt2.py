@@ -30,10 +30,10 @@ from solvers.vocab import Batch, Encoding
 @dataclass(frozen=True)
 class GPT2SolverConfig:
     pretrained_path: str = ""  # local GPT-2 folder (weights + tokenizer); "" builds a GPT2Config model
-    n_embd: int = 128  # width of the config-built model (the GTS embedding size)
+    embedding_size: int = 128  # n_embd, width of the config-built model (the GTS embedding size)
     n_layer: int = 4  # layers of the config-built model
     n_head: int = 4  # attention heads of the config-built model
-    n_inner: int = 512  # feed-forward size of the config-built model (the GTS hidden size)
+    hidden_size: int = 512  # n_inner, feed-forward size of the config-built model (the GTS hidden size)
     dropout: float = 0.1  # residual/embedding/attention dropout of the config-built model
     max_input_tokens: int = 256  # the problem text is cut to this many tokens
     max_output_length: int = 40  # longest prefix expression beam search may produce
@@ -67,7 +67,7 @@ class GPT2Model(nn.Module):
         c = self.cfg
         self.lm = GPT2LMHeadModel(GPT2Config(
             vocab_size=n_words + n_out + 3, n_positions=c.max_input_tokens + c.max_output_length + 3,
-            n_embd=c.n_embd, n_layer=c.n_layer, n_head=c.n_head, n_inner=c.n_inner, resid_pdrop=c.dropout,
+            n_embd=c.embedding_size, n_layer=c.n_layer, n_head=c.n_head, n_inner=c.hidden_size, resid_pdrop=c.dropout,
             embd_pdrop=c.dropout, attn_pdrop=c.dropout, bos_token_id=self.bos_id, eos_token_id=self.eos_id,
             pad_token_id=0))
 

@@ -21,9 +21,9 @@ from solvers.seq2seq import slot_embeddings
 
 @dataclass(frozen=True)
 class TransformerConfig:
-    d_model: int = 128  # embedding and model width (the GTS embedding size)
-    feedforward_size: int = 512  # inner size of each feed-forward block (the GTS hidden size)
-    n_heads: int = 4  # attention heads (d_model must divide by it)
+    embedding_size: int = 128  # d_model: embedding and model width (the GTS embedding size)
+    hidden_size: int = 512  # inner size of each feed-forward block (the GTS hidden size)
+    n_heads: int = 4  # attention heads (embedding_size must divide by it)
     encoder_layers: int = 3
     decoder_layers: int = 3
     dropout: float = 0.1
@@ -43,17 +43,17 @@ def sinusoidal_positions(length: int, dim: int, device) -> torch.Tensor:
 class TransformerModel(PrefixDecoderMixin, nn.Module):
     def __init__(self, config: TransformerConfig, n_words: int, output_tokens: tuple[str, ...], n_slots: int):
         super().__init__()
-        assert config.d_model % config.n_heads == 0, "d_model must be a multiple of n_heads"
+        assert config.embedding_size % config.n_heads == 0, "embedding_size must be a multiple of n_heads"
         self.config, self.n_outputs = config, len(output_tokens)
         self.grammar = PrefixGrammar.from_tokens(output_tokens)
         self.max_output_len = config.max_output_len
-        D = config.d_model
+        D = config.embedding_size
         self.embed = nn.Embedding(n_words, D, padding_idx=0)
         self.slot_embed = nn.Embedding(n_slots + 1, D, padding_idx=0)
         self.out_embed = nn.Embedding(self.n_outputs + 1, D)  # id n_outputs is the start symbol
-        enc_layer = nn.TransformerEncoderLayer(D, config.n_heads, config.feedforward_size, config.dropout,
+        enc_layer = nn.TransformerEncoderLayer(D, config.n_heads, config.hidden_size, config.dropout,
                                                batch_first=True, norm_first=True)
-        dec_layer = nn.TransformerDecoderLayer(D, config.n_heads, config.feedforward_size, config.dropout,
+        dec_layer = nn.TransformerDecoderLayer(D, config.n_heads, config.hidden_size, config.dropout,
                                                batch_first=True, norm_first=True)
         # pre-norm layers need a final norm; no nested tensors (slower than padding at these sizes)
         self.encoder = nn.TransformerEncoder(enc_layer, config.encoder_layers, norm=nn.LayerNorm(D),
@@ -69,7 +69,7 @@ class TransformerModel(PrefixDecoderMixin, nn.Module):
     def encode_text(self, batch):
         """-> memory (B, S, D) and its padding mask (B, S) (True = padding)."""
         src = batch.tokens  # (B, S)
-        S, D = src.shape[1], self.config.d_model
+        S, D = src.shape[1], self.config.embedding_size
         pad = torch.arange(S, device=src.device)[None, :] >= batch.lengths.to(src.device)[:, None]  # (B, S)
         x = self.embed(src) + slot_embeddings(batch.qty_positions, batch.qty_mask, S, self.slot_embed)
         x = self.drop(x + sinusoidal_positions(S, D, src.device))  # (B, S, D)
@@ -77,7 +77,7 @@ class TransformerModel(PrefixDecoderMixin, nn.Module):
 
     def decode(self, prev_ids, memory, memory_pad):
         """Logits (N, t, V) for every position of the decoder input ``prev_ids`` (N, t)."""
-        t, D = prev_ids.shape[1], self.config.d_model
+        t, D = prev_ids.shape[1], self.config.embedding_size
         y = self.drop(self.out_embed(prev_ids) + sinusoidal_positions(t, D, prev_ids.device))  # (N, t, D)
         causal = nn.Transformer.generate_square_subsequent_mask(t, device=prev_ids.device)  # (t, t)
         h = self.decoder(y, memory, tgt_mask=causal, tgt_is_causal=True, memory_key_padding_mask=memory_pad)

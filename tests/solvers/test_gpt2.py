@@ -8,7 +8,7 @@ from solvers.registry import build_solver, load_solver
 from solvers.gpt2 import GPT2Solver, GPT2SolverConfig
 from solvers.vocab import build_encoding
 
-TINY = dict(n_embd=64, n_layer=2, n_head=2, n_inner=128, dropout=0.0)
+TINY = dict(embedding_size=64, n_layer=2, n_head=2, hidden_size=128, dropout=0.0)
 EPOCHS = 60
 
 
@@ -58,7 +58,7 @@ def test_save_load_round_trip(trained, tmp_path):
     assert [l.total for l in again.log_likelihood(toy_problems())] == pytest.approx(
         [l.total for l in solver.log_likelihood(toy_problems())], abs=1e-6)
     assert torch.allclose(again.encode(problems), solver.encode(problems), atol=1e-6)
-    assert solver.encode(problems).shape == (len(problems), TINY["n_embd"])
+    assert solver.encode(problems).shape == (len(problems), TINY["embedding_size"])
 
 
 def test_untrained_beam_search_gives_valid_expressions_only():

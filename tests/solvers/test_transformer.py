@@ -8,7 +8,7 @@ from solvers.registry import build_solver, load_solver
 from solvers.transformer import TransformerConfig, TransformerSolver
 from solvers.vocab import build_encoding
 
-TINY = dict(d_model=64, feedforward_size=128, n_heads=2, encoder_layers=1, decoder_layers=1, dropout=0.0)
+TINY = dict(embedding_size=64, hidden_size=128, n_heads=2, encoder_layers=1, decoder_layers=1, dropout=0.0)
 EPOCHS = 100
 LR = 3e-3
 
@@ -59,7 +59,7 @@ def test_save_load_round_trip(trained, tmp_path):
     assert [l.total for l in again.log_likelihood(toy_problems())] == pytest.approx(
         [l.total for l in solver.log_likelihood(toy_problems())], abs=1e-6)
     assert torch.allclose(again.encode(problems), solver.encode(problems), atol=1e-6)
-    assert solver.encode(problems).shape == (len(problems), TINY["d_model"])
+    assert solver.encode(problems).shape == (len(problems), TINY["embedding_size"])
 
 
 def test_untrained_beam_search_gives_valid_expressions_only():

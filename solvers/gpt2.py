@@ -93,21 +93,22 @@ class GPT2Model(nn.Module):
         """``[bos] text [sep]`` ids per problem, quantity tokens replaced by their slot tokens."""
         slot0 = self.encoding.output.slot_start
         cut = self.cfg.max_input_tokens
+        tokens, qpos, nq = batch.tokens.cpu(), batch.qty_positions.cpu(), batch.n_quantities.cpu()  # one copy, not one per row
         if self.tokenizer is None:
             rows = []
             for b in range(batch.size):
-                ids = batch.tokens[b, : int(batch.lengths[b])].tolist()
-                for q in range(int(batch.n_quantities[b])):
-                    ids[int(batch.qty_positions[b, q])] = self.out_start + slot0 + q
+                ids = tokens[b, : int(batch.lengths[b])].tolist()
+                for q in range(int(nq[b])):
+                    ids[int(qpos[b, q])] = self.out_start + slot0 + q
                 rows.append([self.bos_id] + ids[:cut] + [self.sep_id])
             return rows
         texts = []
         for b, words in enumerate(batch.texts):
             words = list(words)
-            for q in range(int(batch.n_quantities[b])):
-                words[int(batch.qty_positions[b, q])] = _special_name(f"N{q}")
+            for q in range(int(nq[b])):
+                words[int(qpos[b, q])] = _special_name(f"N{q}")
             texts.append(words)
-        ids, mask, _ = subword_batch(self.tokenizer, texts, batch.qty_positions.cpu(), batch.qty_mask.cpu(),
+        ids, mask, _ = subword_batch(self.tokenizer, texts, qpos, batch.qty_mask.cpu(),
                                      [self.bos_id], [], cut)
         return [row[: int(m.sum())].tolist() + [self.sep_id] for row, m in zip(ids, mask)]
 
@@ -127,7 +128,8 @@ class GPT2Model(nn.Module):
         assert batch.target is not None and batch.target_mask is not None, "token_log_probs needs targets"
         device = batch.target.device
         prompts = self.prompts(batch)
-        targets = [batch.target[b, : int(batch.target_mask[b].sum())].tolist() for b in range(batch.size)]
+        target, lengths = batch.target.cpu(), batch.target_mask.sum(1).cpu()
+        targets = [target[b, : int(lengths[b])].tolist() for b in range(batch.size)]
         ids, mask = self._padded([p + [self.out_start + t for t in tg] for p, tg in zip(prompts, targets)], False, device)
         hidden = self.lm.transformer(input_ids=ids, attention_mask=mask).last_hidden_state  # (B, L, D)
         Lt = batch.target.shape[1]

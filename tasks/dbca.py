@@ -402,13 +402,13 @@ class _Split:
         atom budget when no divergence-raising swap fits under the bound."""
         before_c, before_a = self.compounds.divergence(), self.atoms.divergence()
         a_div = self.atoms.divergence_after(to_test, True)
-        ok = (self.compounds.divergence_after(to_test, True) >= before_c) & ~self.atoms.would_empty_train(to_test)
+        ok = (self.compounds.divergence_after(to_test, True) >= before_c - 1e-12) & ~self.atoms.would_empty_train(to_test)
         if not ok.any():
             return None
         first = int(to_test[int(np.argmin(np.where(ok, a_div, np.inf)))])
         self.move(first, to_test=True)
         a_back = self.atoms.divergence_after(to_train, False)
-        ok_back = self.compounds.divergence_after(to_train, False) >= before_c
+        ok_back = self.compounds.divergence_after(to_train, False) >= before_c - 1e-12
         if ok_back.any():
             j = int(np.argmin(np.where(ok_back, a_back, np.inf)))
             if a_back[j] < before_a - 1e-6:

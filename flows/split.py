@@ -17,7 +17,7 @@ from prefect.runtime import flow_run
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from mwp.problem import Problem, write_jsonl
-from tasks.dbca import SplitConfig, SplitResult, iid_split
+from tasks.dbca import SplitConfig, SplitResult, iid_split, measure_divergences
 from tasks.mwp_atoms import (DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, QuantityClusters, atoms_of, choose_k,
                              cluster_quantities, compounds_of, split_statistics, split_with_k)
 
@@ -98,12 +98,19 @@ def make_split(problems: list[Problem], params: SplitParams) -> tuple[QuantityCl
     return clusters, comdiv, tried
 
 
-def split_document(problems: list[Problem], params: SplitParams, k: int, result: SplitResult, tried: dict) -> dict:
+def split_document(problems: list[Problem], params: SplitParams, clusters: QuantityClusters, result: SplitResult,
+                   tried: dict) -> dict:
     ids = [p.id for p in problems]
+    # the divergences above leave out compounds held by fewer than min_compound_examples problems;
+    # this one counts every compound (paper 003's definition), for comparison
+    _, all_compounds = measure_divergences(
+        problems, result.train, result.test, partial(atoms_of, clusters=clusters),
+        partial(compounds_of, clusters=clusters, max_depth=params.max_compound_depth),
+        params.atom_alpha, params.compound_alpha, min_compound_examples=1)
     return {
         "method": params.method,
         "parameters": params.model_dump(),
-        "k": k,
+        "k": clusters.k,
         "train": [ids[i] for i in result.train],
         "test": [ids[i] for i in result.test],
         "stats": {
@@ -111,17 +118,19 @@ def split_document(problems: list[Problem], params: SplitParams, k: int, result:
             "initial_compound_divergence": result.initial_compound_divergence,
             "iterations": result.iterations, "swaps": result.swaps, "stop_reason": result.stop_reason,
             "group_moves": result.group_moves, "repairs": result.repairs,
+            "compound_divergence_all_compounds": all_compounds,
             "k_tried": {str(key): value for key, value in tried.items()},
         },
     }
 
 
 @task
-def write_split(problems: list[Problem], params: SplitParams, k: int, result: SplitResult, tried: dict) -> list[str]:
+def write_split(problems: list[Problem], params: SplitParams, clusters: QuantityClusters, result: SplitResult,
+                tried: dict) -> list[str]:
     """The split file, plus one file per reached divergence target (``<stem>-c0.50.json``)."""
     out = Path(params.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    document = split_document(problems, params, k, result, tried)
+    document = split_document(problems, params, clusters, result, tried)
     out.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
     written = [str(out)]
     for snap in result.snapshots:
@@ -130,7 +139,7 @@ def write_split(problems: list[Problem], params: SplitParams, k: int, result: Sp
         at = SplitResult(train, snap.test, snap.atom_divergence, snap.compound_divergence,
                          result.initial_compound_divergence, snap.swaps, snap.swaps, "target")
         path = out.with_name(f"{out.stem}-c{snap.target:.2f}{out.suffix}")
-        path.write_text(json.dumps(split_document(problems, params, k, at, tried), indent=1, ensure_ascii=False), encoding="utf-8")
+        path.write_text(json.dumps(split_document(problems, params, clusters, at, tried), indent=1, ensure_ascii=False), encoding="utf-8")
         written.append(str(path))
     return written
 
@@ -151,7 +160,7 @@ def split_flow(params: SplitParams) -> dict:
 
     problems = load_problems(params.format, params.path)
     clusters, result, tried = make_split(problems, params)
-    files = write_split(problems, params, clusters.k, result, tried)
+    files = write_split(problems, params, clusters, result, tried)
     _tracking(Path(params.out).parent)
     with mlflow.start_run(run_name=f"{params.method}-{params.format}") as run:
         mlflow.set_tag("prefect_flow_run_id", str(flow_run.get_id()))
@@ -181,8 +190,6 @@ def sd_flow(params: SDParams) -> dict:
     """Build SD from one data set; write train.jsonl, test.jsonl and split.json (with the Table-3
     row and the structural/lexical label of every test problem); log to MLflow."""
     import mlflow
-
-    from tasks.dbca import measure_divergences
 
     problems = load_problems(params.format, params.path)
     sd = synthesize(problems)

@@ -62,6 +62,7 @@ def main(argv=None) -> int:
     ap.add_argument("--valid-fraction", type=float, default=0.1)
     ap.add_argument("--set", nargs="*", default=[], help="solver config fields, key=value")
     ap.add_argument("--out", help="write the figures as JSON here")
+    ap.add_argument("--save", help="save the trained solver into this directory")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
 
@@ -77,6 +78,8 @@ def main(argv=None) -> int:
         print(f"epoch {stats.epoch}: loss {stats.train_loss:.3f}, {stats.seconds:.1f} s{acc}", flush=True)
 
     result = solver.fit(train, valid, config, on_epoch=report)
+    if args.save:
+        solver.save(args.save)
     n_params = sum(p.numel() for p in solver.model.parameters())
     t0 = time.perf_counter()
     predictions = solver.predict(test, beam_size=args.beam)

@@ -95,7 +95,11 @@ def beam_search(step: StepFn, reorder: ReorderFn, state: Any, bos: torch.Tensor,
     base = (torch.arange(B, device=device) * K)[:, None]  # (B, 1)
     for t in range(max_len):
         done = open_slots <= 0  # (B*K,)
-        if bool(done.all()):
+        # log-probabilities are <= 0, so an open beam can only lose score: once a problem's best
+        # finished beam scores at least as well as its best open one, its answer is settled
+        best_done = torch.where(done, scores.view(-1), float("-inf")).view(B, K).max(1).values  # (B,)
+        best_open = torch.where(done, float("-inf"), scores.view(-1)).view(B, K).max(1).values  # (B,)
+        if bool((best_done >= best_open).all()):
             break
         logp, state = step(state, prev)  # (B*K, V)
         V = logp.shape[1]
@@ -119,7 +123,8 @@ def beam_search(step: StepFn, reorder: ReorderFn, state: Any, bos: torch.Tensor,
         open_slots = torch.where(torch.isinf(scores.view(-1)), 0, open_slots)  # dead beams stop
         state = reorder(state, rows)
         prev = torch.where(was_done, prev[rows], token)
-    best = scores.argmax(dim=1)  # (B,)
+    finished = (open_slots <= 0).view(B, K)
+    best = torch.where(finished, scores, float("-inf")).argmax(dim=1)  # (B,) best finished beam
     out_tokens, out_scores = [], []
     for b in range(B):
         row = history[b * K + int(best[b])]

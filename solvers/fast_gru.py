@@ -1,0 +1,115 @@
+"""A bidirectional multi-layer GRU for padded batches, with a hand-written backward pass.
+
+Same equations as ``torch.nn.GRU`` (gate order r, z, n; ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``,
+``h' = (1 - z) * n + z * h``). Why not nn.GRU: on CPU its backward is autograd over per-timestep ops,
+so the recurrent weight gradient is a thin (H x B) @ (B x 3H) product plus an accumulation at every
+step, which made the encoder take about 85% of a GTS training step here. This version runs both
+directions as one batched ``bmm`` per step and, in backward, computes only the per-step input
+gradient in the loop; the weight gradients are one large matmul per layer over all timesteps.
+
+Variable lengths use a mask instead of packing: at a padded step the state is carried unchanged, so
+the forward direction's last state is its state at the last real token and the backward direction
+(which runs on time-reversed inputs) starts from zeros at each sequence's own last token. Outputs at
+padded positions are not zero (callers mask them).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+class _BiRecurrence(torch.autograd.Function):
+    """Recurrent part of one layer, both directions stacked on dim 0.
+
+    gi: (2, T, B, 3H) input projections (bias included); mask: (2, T, B, 1) float;
+    w_hh: (2, 3H, H); b_hh: (2, 3H). Returns states (2, T, B, H)."""
+
+    @staticmethod
+    def forward(ctx, gi, mask, w_hh, b_hh):
+        D, T, B, H3 = gi.shape
+        H = H3 // 3
+        h = gi.new_zeros(D, B, H)
+        outs = gi.new_empty(D, T, B, H)
+        saved_r, saved_z, saved_n, saved_hn = (gi.new_empty(D, T, B, H) for _ in range(4))
+        w_t = w_hh.transpose(1, 2)  # (2, H, 3H)
+        bias = b_hh[:, None, :]
+        for t in range(T):
+            gh = torch.baddbmm(bias, h, w_t)  # (2, B, 3H)
+            i_r, i_z, i_n = gi[:, t].split(H, dim=-1)
+            h_r, h_z, h_n = gh.split(H, dim=-1)
+            r = torch.sigmoid(i_r + h_r)
+            z = torch.sigmoid(i_z + h_z)
+            n = torch.tanh(i_n + r * h_n)
+            h = torch.addcmul(h, mask[:, t], (n + z * (h - n)) - h)
+            outs[:, t] = h
+            saved_r[:, t], saved_z[:, t], saved_n[:, t], saved_hn[:, t] = r, z, n, h_n
+        ctx.save_for_backward(mask, w_hh, outs, saved_r, saved_z, saved_n, saved_hn)
+        return outs
+
+    @staticmethod
+    def backward(ctx, d_outs):
+        mask, w_hh, outs, R, Z, N, HN = ctx.saved_tensors
+        D, T, B, H = outs.shape
+        d_gi = outs.new_empty(D, T, B, 3 * H)
+        d_gh = outs.new_empty(D, T, B, 3 * H)
+        dh = outs.new_zeros(D, B, H)
+        zeros = outs.new_zeros(D, B, H)
+        for t in range(T - 1, -1, -1):
+            dh = dh + d_outs[:, t]
+            h_prev = outs[:, t - 1] if t > 0 else zeros
+            m = mask[:, t]
+            r, z, n, h_n = R[:, t], Z[:, t], N[:, t], HN[:, t]
+            d_new = dh * m  # gradient reaching the GRU cell's output
+            dn = d_new * (1 - z) * (1 - n * n)
+            dz = d_new * (h_prev - n) * z * (1 - z)
+            dr = dn * h_n * r * (1 - r)
+            d_gi[:, t] = torch.cat([dr, dz, dn], -1)
+            d_gh[:, t] = torch.cat([dr, dz, dn * r], -1)
+            dh = torch.bmm(d_gh[:, t], w_hh) + d_new * z + dh * (1 - m)
+        h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1).reshape(D, T * B, H)
+        flat = d_gh.reshape(D, T * B, 3 * H)
+        d_w_hh = torch.bmm(flat.transpose(1, 2), h_prevs)  # (2, 3H, H): one matmul for all steps
+        return d_gi, None, d_w_hh, flat.sum(1)
+
+
+class BiGRU(nn.Module):
+    """Drop-in for ``nn.GRU(input, hidden, layers, bidirectional=True)`` on padded (B, T, E) input."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int, dropout: float = 0.0):
+        super().__init__()
+        self.hidden_size, self.num_layers = hidden_size, num_layers
+        self.dropout = nn.Dropout(dropout)
+        H = hidden_size
+        self.w_ih = nn.ParameterList()
+        self.b_ih = nn.ParameterList()
+        self.w_hh = nn.ParameterList()
+        self.b_hh = nn.ParameterList()
+        for layer in range(num_layers):
+            size = input_size if layer == 0 else 2 * H
+            self.w_ih.append(nn.Parameter(torch.empty(2, 3 * H, size)))
+            self.b_ih.append(nn.Parameter(torch.empty(2, 3 * H)))
+            self.w_hh.append(nn.Parameter(torch.empty(2, 3 * H, H)))
+            self.b_hh.append(nn.Parameter(torch.empty(2, 3 * H)))
+        bound = 1.0 / math.sqrt(H)  # nn.GRU's initialization
+        for p in self.parameters():
+            nn.init.uniform_(p, -bound, bound)
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (B, T, E), lengths (B,) -> outputs (B, T, 2H) [forward; backward] and final states
+        (layers * 2, B, H) in nn.GRU's h_n order."""
+        B, T, _ = x.shape
+        valid = (torch.arange(T, device=x.device)[:, None] < lengths.to(x.device)[None]).to(x.dtype)  # (T, B)
+        mask = torch.stack([valid, valid.flip(0)])[..., None]  # (2, T, B, 1)
+        seq = x.transpose(0, 1)  # (T, B, E)
+        finals = []
+        for layer in range(self.num_layers):
+            if layer:
+                seq = self.dropout(seq)
+            inputs = torch.stack([seq, seq.flip(0)])  # (2, T, B, E): the backward direction reads reversed time
+            gi = torch.einsum("dtbe,dge->dtbg", inputs, self.w_ih[layer]) + self.b_ih[layer][:, None, None, :]
+            states = _BiRecurrence.apply(gi, mask, self.w_hh[layer], self.b_hh[layer])  # (2, T, B, H)
+            finals += [states[0, -1], states[1, -1]]
+            seq = torch.cat([states[0], states[1].flip(0)], -1)  # (T, B, 2H)
+        return seq.transpose(0, 1), torch.stack(finals)

@@ -91,8 +91,10 @@ class LoopParams(Strict):
         return self.experiment or f"compaug-{self.data.format}"
 
     def fingerprint(self) -> str:
-        """Hash of every parameter that changes results (not where they go or who tracks them)."""
-        payload = self.model_dump(exclude={"out_dir", "tracking_uri", "experiment"})
+        """Hash of every parameter that changes results (not where they go or who tracks them).
+        ``rounds`` is left out: rounds 0..T do not depend on T, so asking for more rounds of the
+        same run continues it."""
+        payload = self.model_dump(exclude={"out_dir", "tracking_uri", "experiment", "rounds"})
         return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
 
     def run_dir(self) -> Path:

@@ -58,6 +58,8 @@ class LoopTracker:
                      "children": {}}
         if flow_run_id:
             client.set_tag(parent, "prefect.flow_run_id", flow_run_id)
+        # Parameters are logged once; a continued run may ask for more rounds than it started with.
+        client.set_tag(parent, "compaug.rounds_requested", str(params.get("rounds")))
         tracker = cls(client, experiment_id, parent, state_path, state)
         tracker._save()
         return tracker

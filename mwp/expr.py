@@ -404,6 +404,9 @@ def iter_nodes(expr: Expr) -> Iterator[Expr]:
             stack.append(node.left)
 
 
+MAX_EXACT_BITS = 4096  # an exact power with more bits than this is an EvaluationError
+
+
 def evaluate(expr: Expr, quantities: Sequence[Fraction] = ()) -> Fraction:
     """Exact value; ``quantities[i]`` fills slot ``N{i}``. Non-integer powers fall back to floats."""
     if isinstance(expr, Num):
@@ -431,6 +434,10 @@ def evaluate(expr: Expr, quantities: Sequence[Fraction] = ()) -> Fraction:
     if a == 0 and b < 0:
         raise DivisionByZeroError("zero to a negative power")
     if b.denominator == 1 and abs(b.numerator) <= 64:
+        # Exact, unless the result would be huge: nested powers of a predicted expression such as
+        # (N0^N1)^N1 otherwise grow to millions of digits and stall an evaluation for minutes.
+        if max(a.numerator.bit_length(), a.denominator.bit_length()) * abs(b.numerator) > MAX_EXACT_BITS:
+            raise EvaluationError("power too large to evaluate")
         return a ** b.numerator
     if a < 0:
         raise EvaluationError("fractional power of a negative number")

@@ -57,7 +57,9 @@ def test_kept_problems_are_the_highest_scored_verified_candidates(finished_run):
         assert [p.id for p, _ in scored] == [p.id for p in candidates]
         ranked = sorted(((s, p.id) for p, s in scored if s == s), key=lambda t: (-t[0], t[1]))
         assert [p.id for p, _ in kept] == [pid for _, pid in ranked[: len(kept)]]
-        assert min(s for _, s in kept) >= max(s for p, s in scored if p.id not in {k.id for k, _ in kept})
+        kept_ids = {k.id for k, _ in kept}
+        assert min(s for _, s in kept) >= max(s for p, s in scored if p.id not in kept_ids and s == s)
+        assert all(s == s for _, s in kept)  # an unscorable (NaN) candidate is never kept
         for problem, score in kept:
             assert problem.provenance.round == r and problem.provenance.parents
             assert 0.0 <= score <= 1.0  # a length-normalized probability

@@ -173,3 +173,16 @@ def test_parse_number_raises_only_its_own_errors(text):
         assert isinstance(parse_number(text), Fraction)
     except ExpressionError:
         pass
+
+
+def test_huge_nested_powers_fail_fast_with_an_evaluation_error():
+    import time
+
+    from mwp.expr import EvaluationError, evaluate, from_prefix
+
+    expr = from_prefix("^ ^ ^ N0 N1 N1 N1".split())  # ((60^64)^64)^64: about 2 million bits
+    start = time.perf_counter()
+    with pytest.raises(EvaluationError):
+        evaluate(expr, [Fraction(60), Fraction(64)])
+    assert time.perf_counter() - start < 1.0
+    assert evaluate(from_prefix("^ N0 N1".split()), [Fraction(2), Fraction(10)]) == 1024

@@ -20,9 +20,11 @@ MODULES = {
     "bert-gts": "solvers.bert_gts",
     "gpt2": "solvers.gpt2",
 }
+ALIASES = {"seq2seq": "lstm", "bert_gts": "bert-gts"}  # module-style spellings
 
 
 def solver_class(name: str) -> type[Solver]:
+    name = ALIASES.get(name, name)
     if name not in MODULES:
         raise KeyError(f"unknown solver {name!r}; known: {', '.join(sorted(MODULES))}")
     module = importlib.import_module(MODULES[name])

@@ -10,7 +10,7 @@ from solvers.base import TrainConfig
 from solvers.checkpoint import CheckpointError, data_hash, load_checkpoint, read_meta, save_checkpoint
 from solvers.evaluate import evaluate_predictions
 from solvers.gts import GTSConfig, GTSSolver
-from solvers.registry import build_solver, load_solver
+from solvers.registry import MODULES, build_solver, load_solver, solver_class
 from solvers.trainer import length_bucketed
 from solvers.vocab import EncodingError, build_encoding
 from toy_problems import toy_problems
@@ -75,6 +75,9 @@ def test_registry():
     assert isinstance(solver, GTSSolver) and solver.config.hidden_size == 16
     with pytest.raises(KeyError):
         build_solver("nope")
+    for name in MODULES:  # every registered module defines a solver under that name
+        assert solver_class(name).name == name
+    assert solver_class("seq2seq").name == "lstm"
     with pytest.raises(TypeError):
         build_solver("gts", hidden=16)
 

@@ -225,6 +225,7 @@ class SplitConfig:
     group_moves: bool = True  # when stuck, move all train holders of one compound to test at once
     group_tries: int = 10  # compounds whose group move is tried before giving up
     max_group_share: float = 0.1  # a group move moves at most this share of the test size
+    group_pool: int = 0  # test examples sampled as back-move candidates of a group move (0 = all)
     progress: bool = True  # tqdm bar on stderr
 
 
@@ -346,7 +347,7 @@ class _Split:
         return None
 
     def find_group_swap(self, holders: tuple[np.ndarray, np.ndarray], atom_bound: float, tries: int,
-                        max_group: int, candidates: int, rng: np.random.Generator):
+                        max_group: int, pool_size: int, rng: np.random.Generator):
         """Move every train holder of one compound to test at once, then as many test examples back
         to train, one at a time: while the atom divergence is above the bound the one that lowers it
         most, else the one that raises the compound divergence most within the bound. Kept only when
@@ -375,8 +376,8 @@ class _Split:
             for e in members:
                 self.move(int(e), to_test=True)
             pool = np.setdiff1d(np.flatnonzero(self.in_test), members)
-            if candidates and len(pool) > max(candidates, 2 * len(members)):
-                pool = np.sort(rng.choice(pool, size=max(candidates, 2 * len(members)), replace=False))
+            if pool_size and len(pool) > max(pool_size, 2 * len(members)):
+                pool = np.sort(rng.choice(pool, size=max(pool_size, 2 * len(members)), replace=False))
             back = []
             for _ in range(len(members)):
                 a_after = self.atoms.divergence_after(pool, False)
@@ -460,7 +461,7 @@ def greedy_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Feat
             repairs += swap is not None
         if swap is None and config.group_moves:
             swap = split.find_group_swap(holders, config.max_atom_divergence, config.group_tries, max_group,
-                                         config.candidates, rng)
+                                         config.group_pool, rng)
             groups += swap is not None
         if swap is None:
             reason = "no_improvement"

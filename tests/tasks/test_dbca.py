@@ -178,7 +178,7 @@ def test_group_swap_moves_every_train_holder_of_a_compound_to_test():
     compounds = DivergenceTracker(FeatureIndex.build(examples, lambda e: [e]), in_test.copy(), 0.1)
     split = _Split(atoms, compounds, in_test)
     assert compounds.divergence() == pytest.approx(1 - 0.75 ** 0.1)  # 0.0284
-    moved = split.find_group_swap(compounds.index.holders(), 0.02, tries=5, max_group=4, candidates=0,
+    moved = split.find_group_swap(compounds.index.holders(), 0.02, tries=5, max_group=4, pool_size=0,
                                   rng=np.random.default_rng(0))
     assert moved == 2  # X's two holders went to test, the two Y came back
     assert np.flatnonzero(in_test).tolist() == [0, 1]

@@ -123,3 +123,16 @@ def test_local_pretrained_path_adds_expression_tokens(tmp_path):
     solver.save(tmp_path / "ckpt")
     again = load_solver(tmp_path / "ckpt", device="cpu")
     assert [p.tokens for p in again.predict(problems)] == [p.tokens for p in solver.predict(problems)]
+
+
+def test_transformers_is_imported_only_when_a_model_is_built():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; import solvers.gpt2, solvers.bert_gts; from solvers.registry import solver_class; "
+            "[solver_class(n) for n in ('lstm', 'transformer', 'bert-gts', 'gpt2')]; "
+            "print('transformers' in sys.modules)")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    assert out.stdout.strip() == "False"

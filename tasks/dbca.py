@@ -11,8 +11,9 @@ Divergence (Keysers et al. 2020): ``1 - C_alpha(P || Q)`` with the Chernoff coef
 The greedy split keeps, per feature kind, the raw counts of both sides and the running sum
 ``S = sum_k c1_k^alpha c2_k^(1 - alpha)``; since ``p_k = c1_k / N1``,
 ``C = S / (N1^alpha N2^(1 - alpha))``. Moving one example changes only its own keys, so a move
-costs O(keys of the example) and scoring a batch of candidate moves is one vectorized pass over
-their keys; nothing is recomputed from all examples.
+costs O(keys of the example) and scoring a batch of candidate moves (single examples, or sets of
+examples moved together) is one vectorized pass over their keys; nothing is recomputed from all
+examples.
 """
 from __future__ import annotations
 
@@ -423,6 +424,11 @@ def greedy_split(examples: Sequence[Any], atoms_of: Features, compounds_of: Feat
                  config: SplitConfig = SplitConfig(), tracker: type = DivergenceTracker) -> SplitResult:
     """Maximize the compound divergence under the atom-divergence bound by swapping examples
     between the sides of a seeded random split (sizes stay fixed). Deterministic by seed.
+
+    Each iteration tries, in order: a single swap that raises DBCA^c within the bound (sampled
+    candidates, then all); a repair swap that lowers DBCA^a at no DBCA^c cost; a group move (all
+    train holders of one compound to test, then as many back; :meth:`_Split.find_group_swap`).
+    Compounds held by fewer than ``config.min_compound_examples`` examples are left out of DBCA^c.
     ``tracker`` exists for bench/split_speed.py, which swaps in a full-recompute tracker."""
     from tqdm import tqdm
 

@@ -101,6 +101,7 @@ def main(argv=None) -> int:
     model = GTSModel(cfg, encoding)
     print(f"GTS {cfg}; {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters; torch threads {torch.get_num_threads()}", flush=True)
 
+    print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
     peak_matmul = matmul_flops()
     flops = epoch_flops(model, encoding, train, args.batch_size, args.seed)
     torch.manual_seed(args.seed)
@@ -132,7 +133,8 @@ def main(argv=None) -> int:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"test: answer acc {report_test.answer_acc:.4f}, equation acc {report_test.equation_acc:.4f}, "
           f"invalid {report_test.invalid_rate:.4f} (n={report_test.n}) after {len(result.epochs)} epochs", flush=True)
-    print(f"peak RSS {rss_mb:.0f} MB", flush=True)
+    print(f"peak RSS {rss_mb:.0f} MB; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+          f"(other jobs share the CPU: times are upper bounds)", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps({
             "config": cfg.__dict__, "epochs": len(result.epochs), "train": len(train), "valid": len(valid),

@@ -54,10 +54,17 @@ class TorchSolver(Solver):
         return self.model
 
     def fit(self, train: Sequence[Problem], valid: Sequence[Problem], config: TrainConfig,
-            on_epoch: Callable[[EpochStats], None] | None = None) -> TrainResult:
+            on_epoch: Callable[[EpochStats], None] | None = None, warm_start: bool = False) -> TrainResult:
+        """Train from scratch, or with ``warm_start`` continue from the weights and vocabularies this
+        solver already holds (a loaded checkpoint): the augmentation loop's warm-start option. Every
+        training problem must then be encodable with the existing vocabularies (the loop's kept
+        problems are, since the same solver scored them); unknown words map to <unk>."""
         torch.manual_seed(config.seed)
-        self.encoding = build_encoding(train, min_count=getattr(self.config, "min_count", 1))
-        self.model = self.build_model(self.encoding)
+        if warm_start:
+            self._ready()
+        else:
+            self.encoding = build_encoding(train, min_count=getattr(self.config, "min_count", 1))
+            self.model = self.build_model(self.encoding)
         self.device = resolve_device(config.device)
         result = train_model(self.model, self.encoding, train, valid, config, on_epoch)
         self.train_data_hash = data_hash(train)

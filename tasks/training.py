@@ -57,7 +57,11 @@ def train_solver(train: Sequence[Problem], valid: Sequence[Problem], settings: M
         solver = load_solver(warm_start_from, device=settings["device"])
     else:
         solver = build_from_settings(settings)
-    result = solver.fit(list(train), list(valid), _train_config(settings, seed, progress))
+    config = _train_config(settings, seed, progress)
+    if warm_start_from is not None:
+        result = solver.fit(list(train), list(valid), config, warm_start=True)
+    else:
+        result = solver.fit(list(train), list(valid), config)
     solver.save(checkpoint_dir)
     return TrainSummary(
         checkpoint=str(checkpoint_dir), best_epoch=result.best_epoch,

@@ -103,10 +103,8 @@ def run_round(r: int, params: LoopParams, run_dir: Path, sets: pool_io.DataSets,
     compositional = [name for name in sets.tests if name != "iid"]
     if params.split_file and compositional:
         # How much of the compositional gap the pool has filled so far (DBCA^c, pool vs. test).
-        split = pool_io.load_split_file(params.split_file)
-        k = next((v for v in (split.get("k"), split.get("parameters", {}).get("k")) if isinstance(v, int)), 10)
         record["compound_divergence"] = steps.measure_compound_divergence(
-            str(pool_path), str(sets.tests[compositional[0]]), k, params.seed)
+            params.data.model_dump(), params.split_file, str(pool_path), str(sets.tests[compositional[0]]))
     record["round_seconds"] = time.perf_counter() - start
     sample = _kept_sample(rd / "kept.jsonl") if r > 0 else None
     tracker.log_round(r, record, epochs, sample, _flow_run_id())

@@ -128,11 +128,20 @@ def summary_json(obj: Any) -> str:
 
 
 @task(name="measure_compound_divergence", cache_policy=NO_CACHE)
-def measure_compound_divergence(pool_path: str, test_path: str, k: int, seed: int) -> float:
-    """DBCA^c between the current pool and the compositional test set."""
-    from tasks.gap import pool_test_compound_divergence
+def measure_compound_divergence(data: dict[str, Any], split_file: str, pool_path: str, test_path: str) -> float:
+    """DBCA^c between the current pool and the compositional test set, under the split's own atom
+    labels (quantity clusters refitted exactly as the split fitted them)."""
+    from mwp.readers import load_dataset
+    from tasks.gap import QuantityLabeler, compound_divergence_between
 
-    value = pool_test_compound_divergence(read_problems_jsonl(pool_path), read_problems_jsonl(test_path), k=k,
-                                          seed=seed)
-    get_run_logger().info("compound divergence pool -> %s: %.4f", Path(test_path).stem, value)
+    split = pool_io.load_split_file(split_file)
+    settings = split.get("parameters", {})
+    k = next((v for v in (split.get("k"), settings.get("k")) if isinstance(v, int)), 10)
+    options = {"n": data["builtin_size"]} if data["format"] == "builtin" else {}
+    reference = load_dataset(data["format"], data.get("path"), **options).problems
+    labeler = QuantityLabeler.fit(reference, k=k, window=int(settings.get("window", 4)),
+                                  seed=int(settings.get("seed", 0)))
+    value = compound_divergence_between(labeler, read_problems_jsonl(pool_path), read_problems_jsonl(test_path),
+                                        alpha=float(settings.get("compound_alpha", 0.1)))
+    get_run_logger().info("compound divergence pool -> %s: %.4f (k=%d)", Path(test_path).stem, value, k)
     return value

@@ -203,8 +203,10 @@ del S
 
 @lru_cache(maxsize=1)
 def names() -> tuple[str, ...]:
+    """English person names from the list shared with entity substitution (lines ``lang gender name``)."""
     text = (Path(__file__).parent / "resources" / "names.txt").read_text(encoding="utf-8")
-    return tuple(line.strip() for line in text.splitlines() if line.strip())
+    rows = [line.split() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return tuple(row[-1] for row in rows if row[0] == "en")
 
 
 # ---------------------------------------------------------------- derivation trees

@@ -24,7 +24,6 @@ from mwp.expr import (
     evaluate,
     format_number,
     from_prefix,
-    iter_nodes,
     parse_number,
     to_prefix,
 )

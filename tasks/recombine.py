@@ -27,7 +27,6 @@ another fragment f2 of that environment, and replaces every occurrence of f1 in 
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
@@ -36,8 +35,8 @@ import numpy as np
 
 from mwp.expr import BinOp, Expr, Qty, quantity_slots
 from mwp.problem import Problem
-from tasks.operators.base import (CLAUSE_END, AugmentConfig, CandidateBatch, Slot, Units, assemble,
-                                  clause_units, is_cue, rng_for, stable_int)
+from tasks.operators.base import (CLAUSE_END, AugmentConfig, Slot, Units, assemble,
+                                  clause_units, stable_int)
 
 Spans = tuple[tuple[int, int], ...]  # (start, end) in skeleton coordinates
 Fragment = tuple[tuple[str, ...], ...]  # the tokens of each span

@@ -20,7 +20,7 @@ commas and semicolons (Math23K problems are mostly one sentence).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path

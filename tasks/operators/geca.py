@@ -8,7 +8,7 @@ import numpy as np
 
 from mwp.problem import Problem
 from tasks.operators.base import AugmentConfig, CandidateBatch, is_cue, rng_for
-from tasks.recombine import (FragmentIndex, donor_ok, index_for, operation1, operation2, render,
+from tasks.recombine import (donor_ok, index_for, operation1, operation2, render,
                              used_quantity_in_clause)
 
 

@@ -2,7 +2,6 @@
 worker, completes. Everything is started the way the README tells a user to start it."""
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys

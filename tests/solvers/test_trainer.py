@@ -10,7 +10,7 @@ from solvers.base import TrainConfig
 from solvers.checkpoint import CheckpointError, data_hash, load_checkpoint, read_meta, save_checkpoint
 from solvers.evaluate import evaluate_predictions
 from solvers.gts import GTSConfig, GTSSolver
-from solvers.registry import MODULES, build_solver, load_solver, solver_class
+from solvers.registry import MODULES, build_solver, solver_class
 from solvers.trainer import length_bucketed
 from solvers.vocab import EncodingError, build_encoding
 from toy_problems import toy_problems

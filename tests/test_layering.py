@@ -1,0 +1,39 @@
+"""The house rule of ../shared/GUIDE.md: solvers/, ranking/, mwp/ and the pure parts of tasks/ never
+import prefect or mlflow (only tasks/steps.py, the Prefect edge, and flows/ do)."""
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EDGE = {"tasks.steps"}
+
+
+def _modules():
+    for package in ("mwp", "solvers", "ranking", "tasks"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            if name not in EDGE:
+                yield name
+
+
+def test_pure_layers_import_neither_prefect_nor_mlflow():
+    modules = list(_modules())
+    assert "tasks.recombine" in modules and "solvers.gts" in modules and "ranking.scores" in modules
+    script = ("import importlib, sys\n"
+              f"for name in {modules!r}:\n"
+              "    importlib.import_module(name)\n"
+              "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('prefect', 'mlflow'))\n"
+              "print(','.join(bad))\n")
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", f"pure layers pulled in: {out.stdout.strip()}"
+
+
+def test_solvers_and_ranking_do_not_import_flows_or_task_edges():
+    offenders = []
+    for package in ("solvers", "ranking", "mwp"):
+        for path in (ROOT / package).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            if "from flows" in text or "import flows" in text or "from tasks" in text:
+                offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []

@@ -147,8 +147,13 @@ def write_split(problems: list[Problem], params: SplitParams, clusters: Quantity
 def _tracking(out_dir: Path) -> None:
     import mlflow
 
+    from mlflow.tracking import MlflowClient
+
+    from flows.tracking import ensure_experiment
+
     uri = os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{out_dir.resolve() / 'mlflow.db'}"
     mlflow.set_tracking_uri(uri)
+    ensure_experiment(MlflowClient(tracking_uri=uri), EXPERIMENT, uri)
     mlflow.set_experiment(EXPERIMENT)
 
 

@@ -22,6 +22,22 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
         out[prefix] = json.dumps(value) if isinstance(value, (list, tuple)) else str(value)
 
 
+def local_artifact_root(tracking_uri: str) -> str | None:
+    """Artifacts beside a local SQLite store (``<dir>/mlartifacts``), not in ``./mlruns`` of
+    whatever directory the command ran in; a tracking server keeps its own artifact root."""
+    if tracking_uri.startswith("sqlite:///"):
+        return (Path(tracking_uri.removeprefix("sqlite:///")).parent / "mlartifacts").resolve().as_uri()
+    return None
+
+
+def ensure_experiment(client, name: str, tracking_uri: str) -> str:
+    """The id of experiment ``name``, created (with a local artifact root) when missing."""
+    exp = client.get_experiment_by_name(name)
+    if exp is not None:
+        return exp.experiment_id
+    return client.create_experiment(name, artifact_location=local_artifact_root(tracking_uri))
+
+
 class LoopTracker:
     def __init__(self, client, experiment_id: str, parent_run_id: str, state_path: Path, state: dict):
         self.client = client
@@ -39,8 +55,7 @@ class LoopTracker:
         client = MlflowClient(tracking_uri=tracking_uri)
         state_path = run_dir / "mlflow.json"
         state = json.loads(state_path.read_text()) if state_path.exists() else {}
-        exp = client.get_experiment_by_name(experiment)
-        experiment_id = exp.experiment_id if exp else client.create_experiment(experiment)
+        experiment_id = ensure_experiment(client, experiment, tracking_uri)
         parent = state.get("parent_run_id") if state.get("tracking_uri") == tracking_uri else None
         if parent:
             client.update_run(parent, status="RUNNING")

@@ -99,6 +99,8 @@ def test_mlflow_holds_one_parent_and_a_child_per_round_with_stepped_metrics(fini
     for child in children:
         losses = client.get_metric_history(child.info.run_id, "train_loss")
         assert sorted(m.step for m in losses) == [1, 2]  # one per epoch
+    # artifacts live beside the SQLite store in the output directory, not in ./mlruns of the cwd
+    assert exp.artifact_location.startswith((params.run_dir().parent / "mlartifacts").resolve().as_uri())
     artifacts = {a.path for a in client.list_artifacts(result["mlflow_run_id"])}
     assert {"accuracy_by_round.png", "final_solver", "rounds.json"} <= artifacts
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterator, Sequence, Union
+from typing import Callable, Iterator, Sequence, Union
 
 OPERATORS = ("+", "-", "*", "/", "^")
 COMMUTATIVE = frozenset({"+", "*"})
@@ -318,32 +318,48 @@ def solve_for_x(eq: Equation, answer: Fraction | None = None) -> Expr:
     import sympy
 
     x = sympy.Symbol("x")
-    literals: dict[sympy.Symbol, Num] = {}
+    literals: dict = {}
 
-    def build(node: Expr):
-        if isinstance(node, Num):
-            sym = sympy.Symbol(f"c{len(literals)}", positive=True)
-            literals[sym] = node
-            return sym
+    def literal(node: Expr):
         if isinstance(node, Var):
             return x
         if isinstance(node, Qty):
             raise NotSolvableError("quantity slot inside an equation to solve")
-        left, right = build(node.left), build(node.right)
-        return {"+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
-                "/": lambda: left / right, "^": lambda: left ** right}[node.op]()
+        sym = sympy.Symbol(f"c{len(literals)}", positive=True)
+        literals[sym] = node
+        return sym
 
-    solutions = sympy.solve(sympy.Eq(build(eq.lhs), build(eq.rhs)), x)
+    lhs, rhs = to_sympy(eq.lhs, literal), to_sympy(eq.rhs, literal)
+    solutions = sympy.solve(sympy.Eq(lhs, rhs), x)
     if len(solutions) > 1 and answer is not None:
         # Several roots (a quadratic): keep the one the record's answer names.
         values = {sym: sympy.Rational(n.value.numerator, n.value.denominator) for sym, n in literals.items()}
         solutions = [s for s in solutions if abs(complex(s.subs(values).evalf()) - float(answer)) <= 1e-4 * max(1.0, abs(float(answer)))]
     if len(solutions) != 1:
         raise NotSolvableError(f"{len(solutions)} solutions for x")
-    return _from_sympy(solutions[0], literals)
+    return from_sympy(solutions[0], literals)
 
 
-def _from_sympy(e, literals) -> Expr:
+def to_sympy(expr: Expr, leaf):
+    """The sympy expression of a tree; ``leaf(node)`` gives the sympy object of each leaf. Built from
+    the tree, never from a string."""
+    if isinstance(expr, BinOp):
+        left, right = to_sympy(expr.left, leaf), to_sympy(expr.right, leaf)
+        if expr.op == "+":
+            return left + right
+        if expr.op == "-":
+            return left - right
+        if expr.op == "*":
+            return left * right
+        if expr.op == "/":
+            return left / right
+        return left ** right
+    return leaf(expr)
+
+
+def from_sympy(e, literals) -> Expr:
+    """A tree for the sympy expression ``e``; ``literals`` maps its symbols back to leaves. Raises
+    :class:`NotSolvableError` for what arithmetic trees cannot write (roots, functions)."""
     import sympy
 
     if e in literals:
@@ -355,11 +371,11 @@ def _from_sympy(e, literals) -> Expr:
         for term in e.as_ordered_terms():
             coeff, rest = term.as_coeff_Mul()
             (neg if coeff < 0 else pos).append(-term if coeff < 0 else term)
-        node = _from_sympy(pos[0], literals) if pos else Num(Fraction(0))
+        node = from_sympy(pos[0], literals) if pos else Num(Fraction(0))
         for term in pos[1:]:
-            node = BinOp("+", node, _from_sympy(term, literals))
+            node = BinOp("+", node, from_sympy(term, literals))
         for term in neg:
-            node = BinOp("-", node, _from_sympy(term, literals))
+            node = BinOp("-", node, from_sympy(term, literals))
         return node
     if e.is_Mul:
         coeff, rest = e.as_coeff_Mul()
@@ -368,25 +384,25 @@ def _from_sympy(e, literals) -> Expr:
             # the tree needs no literal 0 that the text does not hold.
             num, den = sympy.fraction(-e)
             if den.is_Add:
-                return BinOp("/", _from_sympy(num, literals), _from_sympy(sympy.expand(-den), literals))
+                return BinOp("/", from_sympy(num, literals), from_sympy(sympy.expand(-den), literals))
             if num.is_Add:
-                return BinOp("/", _from_sympy(sympy.expand(-num), literals), _from_sympy(den, literals))
-            return BinOp("-", Num(Fraction(0)), _from_sympy(-e, literals))
+                return BinOp("/", from_sympy(sympy.expand(-num), literals), from_sympy(den, literals))
+            return BinOp("-", Num(Fraction(0)), from_sympy(-e, literals))
         num, den = sympy.fraction(e)
         if den != 1 and num.is_Add and all(t.as_coeff_Mul()[0] < 0 for t in num.args):
             num, den = sympy.expand(-num), sympy.expand(-den)
         if den != 1:
-            return BinOp("/", _from_sympy(num, literals), _from_sympy(den, literals))
+            return BinOp("/", from_sympy(num, literals), from_sympy(den, literals))
         factors = e.as_ordered_factors()
-        node = _from_sympy(factors[0], literals)
+        node = from_sympy(factors[0], literals)
         for f in factors[1:]:
-            node = BinOp("*", node, _from_sympy(f, literals))
+            node = BinOp("*", node, from_sympy(f, literals))
         return node
     if e.is_Pow:
         base, exp = e.as_base_exp()
         if exp.is_negative:
-            return BinOp("/", Num(Fraction(1)), _from_sympy(base ** -exp, literals))
-        return BinOp("^", _from_sympy(base, literals), _from_sympy(exp, literals))
+            return BinOp("/", Num(Fraction(1)), from_sympy(base ** -exp, literals))
+        return BinOp("^", from_sympy(base, literals), from_sympy(exp, literals))
     raise NotSolvableError(f"cannot express the solution {e} as an arithmetic tree")
 
 
@@ -471,8 +487,10 @@ def _leaf_token(node: Expr) -> str:
     return "x"
 
 
-def from_prefix(tokens: Sequence[str]) -> Expr:
-    """Inverse of :func:`to_prefix`; raises :class:`ExpressionParseError` on malformed input."""
+def from_prefix(tokens: Sequence[str], leaf: Callable[[str], Expr] | None = None) -> Expr:
+    """Inverse of :func:`to_prefix`; ``leaf`` turns an operand token into a leaf (default
+    :func:`leaf_from_token`). Raises :class:`ExpressionParseError` on malformed input."""
+    make_leaf = leaf or leaf_from_token
     pos = 0
 
     def build() -> Expr:
@@ -484,7 +502,7 @@ def from_prefix(tokens: Sequence[str]) -> Expr:
         if tok in OPERATORS:
             left = build()
             return BinOp(tok, left, build())
-        return leaf_from_token(tok)
+        return make_leaf(tok)
 
     node = build()
     if pos != len(tokens):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
-from mwp.expr import OPERATORS, BinOp, Expr, ExpressionError, Num, leaf_from_token, parse_number
+from mwp.expr import BinOp, Expr, ExpressionError, Num, from_prefix, leaf_from_token, parse_number
 from mwp.problem import Problem, ProblemError, build_problem
 
 FORMATS = ("builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl")
@@ -242,8 +242,6 @@ _PLACEHOLDER_RE = re.compile(r"\bnumber(\d+)\b")
 def toolkit_equation(prefix: str, numbers: list[str]) -> Expr:
     """A prefix equation with ``numberK`` placeholders (``* number0 number1``) as a tree of the
     numbers' values; other operands are constants."""
-    tokens = prefix.split()
-    pos = 0
 
     def leaf(tok: str) -> Expr:
         m = re.fullmatch(r"number(\d+)", tok)
@@ -254,24 +252,10 @@ def toolkit_equation(prefix: str, numbers: list[str]) -> Expr:
             raise ProblemError("number_missing_from_text", f"{tok} but only {len(numbers)} numbers")
         return Num(parse_number(numbers[k]), numbers[k])
 
-    def build() -> Expr:
-        nonlocal pos
-        if pos >= len(tokens):
-            raise ProblemError("unparsable_equation", f"prefix equation {prefix!r} ends early")
-        tok = tokens[pos]
-        pos += 1
-        if tok in OPERATORS:
-            left = build()
-            return BinOp(tok, left, build())
-        return leaf(tok)
-
     try:
-        expr = build()
+        return from_prefix(prefix.split(), leaf)
     except ExpressionError as err:
         raise ProblemError(err.reason, f"equation {prefix!r}: {err}") from err
-    if pos != len(tokens):
-        raise ProblemError("unparsable_equation", f"trailing tokens in prefix equation {prefix!r}")
-    return expr
 
 
 def read_toolkit_csv(path) -> ReadResult:

@@ -18,7 +18,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Sequence
 
-from mwp.expr import BinOp, Expr, ExpressionError, NotSolvableError, Num, Qty, _from_sympy, evaluate, format_number, quantity_slots
+from mwp.expr import (BinOp, Expr, ExpressionError, NotSolvableError, Qty, evaluate, format_number, from_sympy,
+                      quantity_slots, to_sympy)
 from mwp.problem import Problem
 from tasks.operators.base import CLAUSE_END, AugmentConfig, CandidateBatch, Slot, assemble, clause_units, rng_for
 
@@ -60,18 +61,15 @@ def normalize(expr: Expr) -> Expr:
 
     symbols: dict = {}
 
-    def build(node: Expr):
+    def leaf(node: Expr):
         if isinstance(node, Qty):
             sym = sympy.Symbol(f"n{node.index}", positive=True)
             symbols[sym] = node
             return sym
-        if isinstance(node, Num):
-            return sympy.Rational(node.value.numerator, node.value.denominator)
-        left, right = build(node.left), build(node.right)
-        return {"+": left + right, "-": left - right, "*": left * right, "/": left / right}[node.op]
+        return sympy.Rational(node.value.numerator, node.value.denominator)
 
     try:
-        return _from_sympy(sympy.factor(sympy.together(build(expr))), symbols)
+        return from_sympy(sympy.factor(sympy.together(to_sympy(expr, leaf))), symbols)
     except (NotSolvableError, KeyError, TypeError):
         return expr
 

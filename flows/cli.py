@@ -12,7 +12,11 @@ COMMAND_MODULES = ("flows.cli_data", "flows.cli_split", "flows.cli_run")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="compaug", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="compaug",
+        description="Compositional data augmentation for math word problem solvers: inspect data, make "
+                    "DBCA splits and the SD set, run the augmentation loop (paper 003).",
+        epilog="`compaug COMMAND --help` describes each command.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
         try:

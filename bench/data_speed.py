@@ -22,7 +22,8 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mwp.builtin import generate_corpus  # noqa: E402
-from mwp.expr import ExpressionError, equation_to_expression, evaluate  # noqa: E402
+from mwp.expr import ExpressionError, evaluate  # noqa: E402
+from mwp.parse import equation_to_expression
 from mwp.problem import ProblemError, build_problem, find_quantities, parse_answer  # noqa: E402
 from mwp.text import split_sentences, tokenize  # noqa: E402
 

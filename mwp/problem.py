@@ -20,13 +20,12 @@ from mwp.expr import (
     Num,
     Qty,
     answers_match,
-    equation_to_expression,
     evaluate,
     format_number,
     from_prefix,
-    parse_number,
     to_prefix,
 )
+from mwp.parse import equation_to_expression, parse_number
 from mwp.text import NUMBER_WORDS, detect_language, detokenize, is_number_token, split_sentences, tokenize
 
 # Numbers an equation may use without their appearing in the text (GTS keeps 1 and 3.14 for

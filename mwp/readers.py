@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
-from mwp.expr import BinOp, Expr, ExpressionError, Num, from_prefix, leaf_from_token, parse_number
+from mwp.expr import BinOp, Expr, ExpressionError, Num, from_prefix, leaf_from_token
+from mwp.parse import parse_number
 from mwp.problem import Problem, ProblemError, build_problem
 
 FORMATS = ("builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl")

@@ -18,10 +18,27 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Sequence
 
-from mwp.expr import (BinOp, Expr, ExpressionError, NotSolvableError, Qty, evaluate, format_number, from_sympy,
-                      quantity_slots, to_sympy)
+from mwp.expr import (
+    BinOp,
+    Expr,
+    ExpressionError,
+    NotSolvableError,
+    Qty,
+    evaluate,
+    format_number,
+    quantity_slots,
+)
+from mwp.parse import from_sympy, to_sympy
 from mwp.problem import Problem
-from tasks.operators.base import CLAUSE_END, AugmentConfig, CandidateBatch, Slot, assemble, clause_units, rng_for
+from tasks.operators.base import (
+    CLAUSE_END,
+    AugmentConfig,
+    CandidateBatch,
+    Slot,
+    assemble,
+    clause_units,
+    rng_for,
+)
 
 _ANSWER_KEY = 10_000
 _IRREGULAR = {"have": "had", "buy": "bought", "get": "got", "make": "made", "give": "gave", "eat": "ate",

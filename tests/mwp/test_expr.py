@@ -17,17 +17,15 @@ from mwp.expr import (
     UnknownSymbolError,
     answers_match,
     depth,
-    equation_to_expression,
     evaluate,
     from_prefix,
     is_valid_prefix,
     iter_nodes,
-    parse_expression,
-    parse_number,
     template,
     to_infix,
     to_prefix,
 )
+from mwp.parse import equation_to_expression, parse_expression, parse_number
 
 
 def value(text: str) -> Fraction:

@@ -3,8 +3,18 @@ from fractions import Fraction
 
 import pytest
 
-from mwp.expr import BinOp, Num, Qty, parse_expression
-from mwp.problem import Problem, ProblemError, Quantity, build_problem, map_numbers, read_problems_jsonl, with_expression, write_jsonl
+from mwp.expr import BinOp, Num, Qty
+from mwp.parse import parse_expression
+from mwp.problem import (
+    Problem,
+    ProblemError,
+    Quantity,
+    build_problem,
+    map_numbers,
+    read_problems_jsonl,
+    with_expression,
+    write_jsonl,
+)
 
 
 def test_build_problem_maps_numbers_by_order_of_appearance():

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from mwp.problem import Problem
-from tasks.dbca import divergence
+from tasks.divergence import divergence
 from tasks.mwp_atoms import DEFAULT_WINDOW, NUMBER_TOKEN, QuantityClusters, compounds_of, quantity_context
 
 

@@ -5,7 +5,8 @@ from fractions import Fraction
 
 import pytest
 
-from mwp.builtin import SCENARIOS, Kind, Rule, Scenario, check_scenarios, generate_corpus, generate_problem
+from mwp.builtin import check_scenarios, generate_corpus, generate_problem
+from mwp.scenarios import SCENARIOS, Kind, Rule, Scenario
 from mwp.expr import BinOp, evaluate, operator_count, template
 
 

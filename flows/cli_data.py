@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-FORMATS = ("builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl")
+from mwp.readers import FORMATS
 
 
 def register(subparsers) -> None:

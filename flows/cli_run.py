@@ -21,8 +21,9 @@ QUICK: dict[str, Any] = {"builtin_size": 600, "rounds": 3, "epochs": 12, "hidden
 def register(subparsers) -> None:
     p = subparsers.add_parser("run", help="run the augmentation loop (Algorithm 1 of paper 003)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--format", dest="fmt", choices=["builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl"],
-                   help="data format (default: the built-in corpus)")
+    p.add_argument("--format", dest="fmt", choices=["builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl", "problems"],
+                   help="data format (default: the built-in corpus); 'problems' reads compaug's own records, "
+                        "e.g. the folder `compaug sd` wrote, with --split FOLDER/split.json")
     p.add_argument("path", nargs="?", help="data file for --format")
     p.add_argument("--split", help="split file written by `compaug split`")
     p.add_argument("--solver", default=None, choices=["gts", "lstm", "transformer", "bert-gts", "gpt2"])

@@ -12,7 +12,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-DataFormat = Literal["builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl"]
+DataFormat = Literal["builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl", "problems"]
 
 
 class Strict(BaseModel):

@@ -19,7 +19,7 @@ from mwp.expr import BinOp, Expr, ExpressionError, Num, from_prefix, leaf_from_t
 from mwp.parse import parse_number
 from mwp.problem import Problem, ProblemError, build_problem
 
-FORMATS = ("builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl")
+FORMATS = ("builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl", "problems")
 
 
 class DataFormatError(ValueError):
@@ -315,6 +315,33 @@ def read_jsonl(path) -> ReadResult:
     return build_all(raw, "jsonl", languages.pop() if languages else None)
 
 
+def read_problems(path) -> ReadResult:
+    """compaug's own problem records (what every step writes: ``compaug sd`` output, a run's pools),
+    from one ``.jsonl`` file or every ``*.jsonl`` file of a folder (SD writes train.jsonl and
+    test.jsonl; a split.json beside them names the sides). A malformed line is a DataFormatError."""
+    from mwp.problem import read_problems_jsonl
+
+    path = Path(path)
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    if not files:
+        raise DataFormatError(f"{path}: no .jsonl files")
+    result = ReadResult(problems=[], source="problems")
+    seen: set[str] = set()
+    for file in files:
+        try:
+            problems = read_problems_jsonl(file)
+        except ValueError as err:
+            raise DataFormatError(str(err)) from err
+        for problem in problems:
+            if problem.id in seen:
+                result.skipped["duplicate_id"] += 1
+                result.skipped_examples.append(SkippedRecord(problem.id, "duplicate_id", f"{file}: id seen before"))
+                continue
+            seen.add(problem.id)
+            result.problems.append(problem)
+    return result
+
+
 READERS: dict[str, Callable[[Any], ReadResult]] = {
     "mawps": read_mawps,
     "math23k": read_math23k,
@@ -322,6 +349,7 @@ READERS: dict[str, Callable[[Any], ReadResult]] = {
     "asdiv": read_asdiv,
     "csv": read_toolkit_csv,
     "jsonl": read_jsonl,
+    "problems": read_problems,
 }
 
 
@@ -340,7 +368,7 @@ def load_dataset(fmt: str, path=None, **builtin_options: Any) -> ReadResult:
         raise ValueError(f"options {sorted(builtin_options)} apply only to the builtin corpus")
     if path is None:
         raise ValueError(f"format {fmt!r} needs a path")
-    if not Path(path).is_file():
+    if not (Path(path).is_file() or (fmt == "problems" and Path(path).is_dir())):
         raise FileNotFoundError(f"{path}: no such file")
     return READERS[fmt](path)
 

@@ -175,3 +175,24 @@ def test_load_dataset_arguments(tmp_path):
         load_dataset("mawps")
     result = load_dataset("builtin", n=30, seed=1)
     assert len(result.problems) == 30 and not result.skipped and result.source == "builtin"
+
+
+def test_problems_format_reads_compaugs_own_records_from_a_file_or_a_folder(tmp_path):
+    from mwp.builtin import generate_corpus
+    from mwp.problem import write_jsonl
+    from mwp.readers import DataFormatError, load_dataset
+
+    corpus = generate_corpus(12, seed=4)
+    folder = tmp_path / "sd"
+    folder.mkdir()
+    write_jsonl(corpus[:8], folder / "train.jsonl")
+    write_jsonl(corpus[6:], folder / "test.jsonl")  # two ids repeat: counted, not silently merged
+    result = load_dataset("problems", folder)
+    # files in name order: test.jsonl (6..11), then the train problems not seen yet (0..5)
+    assert [p.id for p in result.problems] == [p.id for p in corpus[6:] + corpus[:6]]
+    assert result.problems[0] == corpus[6]
+    assert result.skipped == {"duplicate_id": 2}
+    assert len(load_dataset("problems", folder / "train.jsonl").problems) == 8
+    (tmp_path / "bad.jsonl").write_text('{"id": "x"}\n')
+    with pytest.raises(DataFormatError, match="bad.jsonl:1"):
+        load_dataset("problems", tmp_path / "bad.jsonl")

@@ -1,0 +1,40 @@
+"""tasks/pool.py: sets from a random split or a split file, and the pool after each round."""
+import pytest
+
+from mwp.builtin import generate_corpus
+from tasks.pool import load_split_file, split_problems
+
+
+def test_random_split_sizes_and_determinism():
+    problems = generate_corpus(100, seed=0)
+    train, valid, tests = split_problems(problems, seed=5, test_fraction=0.2, valid_fraction=0.25)
+    assert (len(train), len(valid), len(tests["iid"])) == (60, 20, 20)
+    assert {p.id for p in train} | {p.id for p in valid} | {p.id for p in tests["iid"]} == {p.id for p in problems}
+    again = split_problems(problems, seed=5, test_fraction=0.2, valid_fraction=0.25)
+    assert [p.id for p in again[0]] == [p.id for p in train]
+
+
+def test_split_file_gives_its_test_side_by_method_and_an_iid_holdout(tmp_path):
+    import json
+
+    problems = generate_corpus(100, seed=0)
+    ids = [p.id for p in problems]
+    path = tmp_path / "split.json"
+    path.write_text(json.dumps({"method": "sd", "train": ids[:80], "test": ids[80:] + ["not-loaded"]}))
+    split = load_split_file(path)
+    train, valid, tests = split_problems(problems, seed=0, valid_fraction=0.25, split=split, iid_holdout_fraction=0.1)
+    assert [p.id for p in tests["sd"]] == ids[80:]
+    assert len(tests["iid"]) == 8 and len(valid) == 18 and len(train) == 54
+    assert not ({p.id for p in tests["iid"]} | {p.id for p in valid} | {p.id for p in train}) & set(ids[80:])
+
+
+def test_bad_split_files_are_clear_errors(tmp_path):
+    (tmp_path / "a.json").write_text('{"train": ["1"], "test": ["1"]}')
+    with pytest.raises(ValueError, match="both sides"):
+        load_split_file(tmp_path / "a.json")
+    (tmp_path / "b.json").write_text('{"train": ["1"]}')
+    with pytest.raises(ValueError, match="missing the list 'test'"):
+        load_split_file(tmp_path / "b.json")
+    (tmp_path / "c.json").write_text("not json")
+    with pytest.raises(ValueError, match="cannot read it as JSON"):
+        load_split_file(tmp_path / "c.json")

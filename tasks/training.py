@@ -87,8 +87,10 @@ def evaluate_checkpoint(checkpoint_dir: Path, test_sets: Mapping[str, Path], bea
 
 
 def relative_gap(metrics: Mapping[str, Mapping[str, float]]) -> float | None:
-    """Acc_iid / Acc_comdiv - 1 (paper 003 Table 1) when both sets were evaluated."""
-    iid, comdiv = metrics.get("iid"), metrics.get("comdiv")
+    """Acc_iid / Acc_comdiv - 1 (paper 003 Table 1) when both sets were evaluated; the compositional
+    set is the one test set that is not ``iid`` (``comdiv`` from a DBCA split, ``sd`` from SD)."""
+    others = sorted(name for name in metrics if name != "iid")
+    iid, comdiv = metrics.get("iid"), (metrics[others[0]] if len(others) == 1 else metrics.get("comdiv"))
     if not iid or not comdiv or comdiv["answer_acc"] == 0:
         return None
     return iid["answer_acc"] / comdiv["answer_acc"] - 1

@@ -1,6 +1,7 @@
 """tasks/training.py: train / warm-start / evaluate / score from files, with a tiny real GTS."""
 import math
 
+import pytest
 import torch
 
 from ranking.scores import confidence
@@ -62,3 +63,4 @@ def test_a_candidate_outside_the_solvers_vocabulary_is_counted_unscorable_not_fa
 def test_relative_gap():
     assert relative_gap({"iid": {"answer_acc": 0.6}, "comdiv": {"answer_acc": 0.4}}) == 0.6 / 0.4 - 1
     assert relative_gap({"iid": {"answer_acc": 0.6}}) is None
+    assert relative_gap({"iid": {"answer_acc": 0.9}, "sd": {"answer_acc": 0.1}}) == pytest.approx(8.0)

@@ -38,6 +38,35 @@ def ensure_experiment(client, name: str, tracking_uri: str) -> str:
     return client.create_experiment(name, artifact_location=local_artifact_root(tracking_uri))
 
 
+def accuracy_figure(rows: list[Mapping[str, Any]]):
+    """Answer accuracy of every evaluated set by round (and the pool's compound divergence to the
+    compositional test set, when measured), as a matplotlib figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    keys = sorted({k for r in rows for k in r if k.endswith("_answer_acc")})
+    for key in keys:
+        pts = [(r["round"], r[key]) for r in rows if r.get(key) is not None]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=key.removesuffix("_answer_acc"))
+    divergence = [(r["round"], r["compound_divergence"]) for r in rows if r.get("compound_divergence") is not None]
+    if divergence:
+        ax.plot([p[0] for p in divergence], [p[1] for p in divergence], linestyle="--", marker="x", color="gray",
+                label="DBCA^c pool -> test")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("round")
+    ax.set_ylabel("answer accuracy / divergence")
+    ax.set_title("Answer accuracy by round")
+    ax.grid(alpha=0.3)
+    if keys or divergence:
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
 class LoopTracker:
     def __init__(self, client, experiment_id: str, parent_run_id: str, state_path: Path, state: dict):
         self.client = client
@@ -120,22 +149,9 @@ class LoopTracker:
             self.client.set_terminated(child, "FINISHED")
 
     def log_plot(self, rows: list[Mapping[str, Any]]) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(6, 4))
-        keys = sorted({k for r in rows for k in r if k.endswith("_answer_acc")})
-        for key in keys:
-            pts = [(r["round"], r[key]) for r in rows if r.get(key) is not None]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=key.removesuffix("_answer_acc"))
-        ax.set_xlabel("round")
-        ax.set_ylabel("answer accuracy")
-        ax.set_title("Answer accuracy by round")
-        ax.grid(alpha=0.3)
-        if keys:
-            ax.legend()
+        fig = accuracy_figure(rows)
         self.client.log_figure(self.parent_run_id, fig, "accuracy_by_round.png")
         plt.close(fig)
 

@@ -104,7 +104,7 @@ def run_round(r: int, params: LoopParams, run_dir: Path, sets: pool_io.DataSets,
     if params.split_file and compositional:
         # How much of the compositional gap the pool has filled so far (DBCA^c, pool vs. test).
         record["compound_divergence"] = steps.measure_compound_divergence(
-            params.data.model_dump(), params.split_file, str(pool_path), str(sets.tests[compositional[0]]))
+            params.data.model_dump(), params.split_file, str(pool_path), str(sets.tests[compositional[0]]), str(run_dir))
     record["round_seconds"] = time.perf_counter() - start
     sample = _kept_sample(rd / "kept.jsonl") if r > 0 else None
     tracker.log_round(r, record, epochs, sample, _flow_run_id())

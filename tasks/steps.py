@@ -128,20 +128,29 @@ def summary_json(obj: Any) -> str:
 
 
 @task(name="measure_compound_divergence", cache_policy=NO_CACHE)
-def measure_compound_divergence(data: dict[str, Any], split_file: str, pool_path: str, test_path: str) -> float:
+def measure_compound_divergence(data: dict[str, Any], split_file: str, pool_path: str, test_path: str,
+                                run_dir: str) -> float:
     """DBCA^c between the current pool and the compositional test set, under the split's own atom
-    labels (quantity clusters refitted exactly as the split fitted them)."""
+    labels (quantity clusters fitted exactly as the split fitted them, once per run: the fitted
+    labeler is kept in ``run_dir/data/quantity_labeler.joblib``)."""
+    import joblib
+
     from mwp.readers import load_dataset
     from tasks.gap import QuantityLabeler, compound_divergence_between
 
     split = pool_io.load_split_file(split_file)
     settings = split.get("parameters", {})
-    k = next((v for v in (split.get("k"), settings.get("k")) if isinstance(v, int)), 10)
-    options = {"n": data["builtin_size"]} if data["format"] == "builtin" else {}
-    reference = load_dataset(data["format"], data.get("path"), **options).problems
-    labeler = QuantityLabeler.fit(reference, k=k, window=int(settings.get("window", 4)),
-                                  seed=int(settings.get("seed", 0)))
+    cache = Path(run_dir) / "data" / "quantity_labeler.joblib"
+    if cache.exists():
+        labeler = joblib.load(cache)  # written by this function for this run directory
+    else:
+        k = next((v for v in (split.get("k"), settings.get("k")) if isinstance(v, int)), 10)
+        options = {"n": data["builtin_size"]} if data["format"] == "builtin" else {}
+        reference = load_dataset(data["format"], data.get("path"), **options).problems
+        labeler = QuantityLabeler.fit(reference, k=k, window=int(settings.get("window", 4)),
+                                      seed=int(settings.get("seed", 0)))
+        joblib.dump(labeler, cache)
     value = compound_divergence_between(labeler, read_problems_jsonl(pool_path), read_problems_jsonl(test_path),
                                         alpha=float(settings.get("compound_alpha", 0.1)))
-    get_run_logger().info("compound divergence pool -> %s: %.4f (k=%d)", Path(test_path).stem, value, k)
+    get_run_logger().info("compound divergence pool -> %s: %.4f (k=%d)", Path(test_path).stem, value, labeler.k)
     return value

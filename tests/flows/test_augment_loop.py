@@ -127,3 +127,22 @@ def test_resume_after_a_failure_skips_finished_rounds_and_ends_with_the_same_poo
         pool_io.round_dir(tiny_params(tmp_path / "reference").run_dir(), 2) / "pool.jsonl")]
     assert final == expected
     assert [r["pool_size"] for r in resumed["rounds"]] == [r["pool_size"] for r in reference["rounds"]]
+
+
+def test_a_split_file_gives_comdiv_and_iid_sets_and_the_pools_compound_divergence(prefect_harness, tmp_path):
+    from mwp.builtin import generate_corpus
+
+    corpus = generate_corpus(120, seed=0)  # the same problems the loop loads (builtin_size 120, seed 0)
+    deep = [p.id for p in corpus if len(p.prefix()) >= 7]  # three-operator problems: a compositional test
+    split = {"method": "comdiv", "k": 5, "parameters": {"k": 5, "seed": 0, "window": 4, "compound_alpha": 0.1},
+             "train": [p.id for p in corpus if p.id not in deep], "test": deep}
+    (tmp_path / "split.json").write_text(json.dumps(split))
+    params = tiny_params(tmp_path, rounds=1, split_file=str(tmp_path / "split.json"))
+    result = augment_loop(params)
+    run_dir = params.run_dir()
+    assert sorted(p.stem for p in (run_dir / "data").glob("test_*.jsonl")) == ["test_comdiv", "test_iid"]
+    assert {p.id for p in read_problems_jsonl(run_dir / "data" / "test_comdiv.jsonl")} == set(deep)
+    rows = result["rounds"]
+    assert all(0.0 < r["compound_divergence"] <= 1.0 for r in rows)
+    assert all("comdiv_answer_acc" in r and "iid_answer_acc" in r for r in rows)
+    assert (run_dir / "data" / "quantity_labeler.joblib").exists()  # fitted once, reused by round 1

@@ -89,6 +89,27 @@ def split_problems(
     return train, valid, tests
 
 
+def source_fingerprint(data: dict[str, Any], split_file: str | None) -> str:
+    """SHA-256 of what a run's sets were made from: the data file's bytes (every ``*.jsonl`` of a
+    ``problems`` folder), or the generated corpus for ``builtin``, plus the split file's bytes. A
+    resumed run checks it, so edited data never mixes with rounds computed from the old data."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    if data["format"] == "builtin":
+        from mwp.builtin import generate_corpus
+
+        for problem in generate_corpus(n=data["builtin_size"]):
+            digest.update(problem.key().encode())
+    else:
+        path = Path(data["path"])
+        for file in (sorted(path.glob("*.jsonl")) if path.is_dir() else [path]):
+            digest.update(file.read_bytes())
+    if split_file:
+        digest.update(Path(split_file).read_bytes())
+    return digest.hexdigest()
+
+
 def missing_ids(problems: Sequence[Problem], split: dict[str, Any]) -> int:
     known = {p.id for p in problems}
     return sum(str(i) not in known for i in list(split["train"]) + list(split["test"]))

@@ -24,13 +24,19 @@ from tasks import training
 def prepare_data(data: dict[str, Any], run_dir: str, seed: int, test_fraction: float, valid_fraction: float,
                  split_file: str | None, iid_holdout_fraction: float) -> tuple[pool_io.DataSets, dict[str, Any]]:
     """Read the data source (skips counted and reported, never silent), split it, and write the
-    sets into ``run_dir/data``; an existing ``data`` folder (a resumed run) is reused as it is."""
+    sets into ``run_dir/data``. A resumed run reuses its ``data`` folder after checking that the
+    source data and split file are still the ones it was made from."""
     from mwp.readers import load_dataset
 
     directory = Path(run_dir) / "data"
+    fingerprint = pool_io.source_fingerprint(data, split_file)
     existing = pool_io.existing_sets(directory)
     if existing is not None:
-        return existing, json.loads((directory / "report.json").read_text(encoding="utf-8"))
+        report = json.loads((directory / "report.json").read_text(encoding="utf-8"))
+        if report.get("source_sha256") != fingerprint:
+            raise ValueError(f"{run_dir}: the data or split file changed since this run started; resuming would mix "
+                             "rounds made from different data. Use another --out, or delete the run directory.")
+        return existing, report
     options = {"n": data["builtin_size"]} if data["format"] == "builtin" else {}
     result = load_dataset(data["format"], data.get("path"), **options)
     problems = result.problems[: data["limit"]] if data.get("limit") else result.problems
@@ -41,7 +47,8 @@ def prepare_data(data: dict[str, Any], run_dir: str, seed: int, test_fraction: f
     report = {"format": data["format"], "records": result.total, "usable": len(result.problems),
               "used": len(problems), "skipped": dict(result.skipped),
               "train": len(train), "valid": len(valid), "tests": {k: len(v) for k, v in tests.items()},
-              "split_ids_not_loaded": pool_io.missing_ids(problems, split) if split else 0}
+              "split_ids_not_loaded": pool_io.missing_ids(problems, split) if split else 0,
+              "source_sha256": fingerprint}
     pool_io.write_json_atomic(directory / "report.json", report)
     get_run_logger().info("data: %d usable of %d records (skipped %s); sets %s", report["usable"],
                           report["records"], report["skipped"] or "none",

@@ -146,3 +146,22 @@ def test_a_split_file_gives_comdiv_and_iid_sets_and_the_pools_compound_divergenc
     assert all(0.0 < r["compound_divergence"] <= 1.0 for r in rows)
     assert all("comdiv_answer_acc" in r and "iid_answer_acc" in r for r in rows)
     assert (run_dir / "data" / "quantity_labeler.joblib").exists()  # fitted once, reused by round 1
+
+
+def test_resuming_after_the_data_changed_is_refused(prefect_harness, tmp_path):
+    from mwp.builtin import generate_corpus
+    from mwp.expr import Num, substitute, to_infix
+
+    def record(p):  # the generic JSONL format: the equation written with the text's numbers
+        equation = to_infix(substitute(p.expression, {i: Num(v) for i, v in enumerate(p.values)}))
+        return {"id": p.id, "text": p.text, "equation": "x=" + equation, "answer": float(p.answer)}
+
+    rows = [record(p) for p in generate_corpus(60, seed=2)]
+    data = tmp_path / "own.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    params = tiny_params(tmp_path, rounds=0, data={"format": "jsonl", "path": str(data)})
+    first = augment_loop(params)
+    assert first["data"]["usable"] == 60
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows[:-1]))  # one record fewer
+    with pytest.raises(ValueError, match="changed since this run started"):
+        augment_loop(params)

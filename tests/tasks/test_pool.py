@@ -38,3 +38,22 @@ def test_bad_split_files_are_clear_errors(tmp_path):
     (tmp_path / "c.json").write_text("not json")
     with pytest.raises(ValueError, match="cannot read it as JSON"):
         load_split_file(tmp_path / "c.json")
+
+
+def test_source_fingerprint_follows_the_data_and_the_split_file(tmp_path):
+    from tasks.pool import source_fingerprint
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "1", "text": "a 1 b 2 ?", "equation": "x=1+2", "answer": 3}\n')
+    split = tmp_path / "s.json"
+    split.write_text('{"train": ["1"], "test": []}')
+    spec = {"format": "jsonl", "path": str(data)}
+    first = source_fingerprint(spec, str(split))
+    assert first == source_fingerprint(spec, str(split))
+    split.write_text('{"train": [], "test": ["1"]}')
+    assert source_fingerprint(spec, str(split)) != first
+    data.write_text(data.read_text() + '{"id": "2", "text": "c 3 ?", "equation": "x=3", "answer": 3}\n')
+    assert source_fingerprint(spec, None) != source_fingerprint({"format": "jsonl", "path": str(data)}, str(split))
+    builtin = {"format": "builtin", "builtin_size": 30}
+    assert source_fingerprint(builtin, None) == source_fingerprint(dict(builtin), None)
+    assert source_fingerprint(builtin, None) != source_fingerprint({"format": "builtin", "builtin_size": 31}, None)

@@ -95,6 +95,10 @@ def params_from_args(args: argparse.Namespace):
 
 
 def _quiet_environment() -> None:
+    # Before torch loads OpenMP: threads that spin while waiting make training 5-15x slower as soon
+    # as anything else wants the CPU (measured on a shared 2-core machine, docs/solvers.md).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("GOMP_SPINCOUNT", "0")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "true")
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")

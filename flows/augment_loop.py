@@ -18,15 +18,15 @@ from prefect import flow
 from prefect.artifacts import create_table_artifact
 from prefect.logging import get_run_logger
 
+from flows.environment import apply_defaults
 from flows.params import LoopParams
 from flows.tracking import LoopTracker
 from tasks import pool as pool_io
 from tasks import steps
 
-# A deployment's worker imports this module first: passive OpenMP waiting must be set before torch
-# loads (spinning threads make training 5-15x slower on a contended CPU; see flows/cli_run.py).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("GOMP_SPINCOUNT", "0")
+# A deployment's worker imports this module first: the defaults (passive OpenMP waiting above all)
+# must be set before torch loads.
+apply_defaults()
 
 FAULT_ENV = "COMPAUG_FAIL_AT_ROUND"  # fault injection for resume tests: fail when this round starts
 

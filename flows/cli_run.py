@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
@@ -94,18 +93,6 @@ def params_from_args(args: argparse.Namespace):
     return LoopParams(data=data, solver=solver, augment=augment, **top)
 
 
-def _quiet_environment() -> None:
-    # Before torch loads OpenMP: threads that spin while waiting make training 5-15x slower as soon
-    # as anything else wants the CPU (measured on a shared 2-core machine, docs/solvers.md).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    os.environ.setdefault("GOMP_SPINCOUNT", "0")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("DO_NOT_TRACK", "true")
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
 def format_summary(result: dict[str, Any]) -> str:
     rows = result["rounds"]
     acc_keys = sorted({k for r in rows for k in r if k.endswith("_answer_acc") and not k.startswith("valid")})
@@ -141,7 +128,9 @@ def run_command(args: argparse.Namespace) -> int:
     except ValidationError as err:
         print(f"compaug run: invalid parameters:\n{err}", file=sys.stderr)
         return 2
-    _quiet_environment()
+    from flows.environment import apply_defaults
+
+    apply_defaults()
     from flows.augment_loop import augment_loop
 
     print(f"compaug run: {params.data.format} data, solver {params.solver.name}, {params.rounds} rounds, "

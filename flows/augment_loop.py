@@ -23,6 +23,7 @@ from flows.params import LoopParams
 from flows.tracking import LoopTracker
 from tasks import pool as pool_io
 from tasks import steps
+from tasks.training import relative_gap
 
 # A deployment's worker imports this module first: the defaults (passive OpenMP waiting above all)
 # must be set before torch loads.
@@ -102,8 +103,6 @@ def run_round(r: int, params: LoopParams, run_dir: Path, sets: pool_io.DataSets,
         record[f"{name}_answer_acc"] = m["answer_acc"]
         record[f"{name}_equation_acc"] = m["equation_acc"]
         record[f"{name}_invalid_rate"] = m["invalid_rate"]
-    from tasks.training import relative_gap
-
     record["relative_gap"] = relative_gap(metrics)
     compositional = [name for name in sets.tests if name != "iid"]
     if params.split_file and compositional:

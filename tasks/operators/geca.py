@@ -16,6 +16,13 @@ def _cap_reached(batch: CandidateBatch, cfg: AugmentConfig) -> bool:
     return cfg.per_round_cap is not None and len(batch.candidates) >= cfg.per_round_cap
 
 
+def _question_clauses(index) -> np.ndarray:
+    """(clauses,) bool: True for each problem's last clause, its question."""
+    is_question = np.zeros(len(index.clause_problem), dtype=bool)
+    is_question[index.clause_start[1:] - 1] = True
+    return is_question
+
+
 def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_: int) -> CandidateBatch:
     """For each host q' (seeded order): a statement clause holding exactly one used quantity, one of
     its environments, and a donor whose question clause has that same environment."""
@@ -23,8 +30,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     index = index_for(problems, cfg)
     rng = rng_for(seed, round_, "geca_op1")
     donors = np.array([donor_ok(p, u) for p, u in zip(problems, index.units)], dtype=bool)
-    is_question = np.zeros(len(index.clause_problem), dtype=bool)
-    is_question[index.clause_start[1:] - 1] = True
+    is_question = _question_clauses(index)
     donor_entries = np.flatnonzero(is_question[index.clause] & donors[index.clause_problem[index.clause]])
     donor_env = index.env[donor_entries]  # sorted, since entries are sorted by environment
     order = list(range(len(problems)))
@@ -79,8 +85,7 @@ def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     index = index_for(problems, cfg)
     rng = rng_for(seed, round_, "geca_op2")
     limit = cfg.max_fragment_count if cfg.max_fragment_count is not None else np.iinfo(np.int64).max
-    is_question = np.zeros(len(index.clause_problem), dtype=bool)
-    is_question[index.clause_start[1:] - 1] = True
+    is_question = _question_clauses(index)
     # Both fragments come from statement clauses (paper 003: "not from the last sentences").
     usable = (index.frag_count <= limit) & (index.group_distinct >= 2) & ~is_question[index.clause]
     order = list(range(len(problems)))

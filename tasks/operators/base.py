@@ -46,6 +46,10 @@ class CandidateBatch:
     candidates: list[Problem] = field(default_factory=list)
     rejected: Counter = field(default_factory=Counter)  # reason -> count
 
+    def full(self, cfg: "AugmentConfig") -> bool:
+        """True once the operator has made as many candidates as the round allows it."""
+        return cfg.per_round_cap is not None and len(self.candidates) >= cfg.per_round_cap
+
     def extend(self, other: "CandidateBatch") -> None:
         self.candidates.extend(other.candidates)
         self.rejected.update(other.rejected)

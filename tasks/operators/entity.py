@@ -117,7 +117,7 @@ def entity_substitution(problems: Sequence[Problem], cfg: AugmentConfig, seed: i
     names = load_names()
     kinds = noun_kinds(problems)
     for problem in problems:
-        if cfg.per_round_cap is not None and len(batch.candidates) >= cfg.per_round_cap:
+        if batch.full(cfg):
             break
         tokens = problem.tokens
         options: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]] = []

@@ -12,10 +12,6 @@ from tasks.recombine import (donor_ok, index_for, operation1, operation2, render
                              used_quantity_in_clause)
 
 
-def _cap_reached(batch: CandidateBatch, cfg: AugmentConfig) -> bool:
-    return cfg.per_round_cap is not None and len(batch.candidates) >= cfg.per_round_cap
-
-
 def _question_clauses(index) -> np.ndarray:
     """(clauses,) bool: True for each problem's last clause, its question."""
     is_question = np.zeros(len(index.clause_problem), dtype=bool)
@@ -36,7 +32,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     order = list(range(len(problems)))
     rng.shuffle(order)
     for p in order:
-        if _cap_reached(batch, cfg):
+        if batch.full(cfg):
             break
         host, units = problems[p], index.units[p]
         first = int(index.clause_start[p])
@@ -91,7 +87,7 @@ def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     order = list(range(len(problems)))
     rng.shuffle(order)
     for p in order:
-        if _cap_reached(batch, cfg):
+        if batch.full(cfg):
             break
         problem, units = problems[p], index.units[p]
         first = int(index.clause_start[p])

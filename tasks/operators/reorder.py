@@ -70,7 +70,7 @@ def problem_reordering(problems: Sequence[Problem], cfg: AugmentConfig, seed: in
     batch = CandidateBatch()
     rng = rng_for(seed, round_, "problem_reordering")
     for problem in problems:
-        if cfg.per_round_cap is not None and len(batch.candidates) >= cfg.per_round_cap:
+        if batch.full(cfg):
             break
         form = rng.choice(("given_that", "if_then"))
         out = reorder(problem, form, round_)

@@ -207,7 +207,7 @@ def reverse_operation(problems: Sequence[Problem], cfg: AugmentConfig, seed: int
     batch = CandidateBatch()
     rng = rng_for(seed, round_, "reverse_operation")
     for problem in problems:
-        if cfg.per_round_cap is not None and len(batch.candidates) >= cfg.per_round_cap:
+        if batch.full(cfg):
             break
         slots = sorted(set(quantity_slots(problem.expression)))
         rng.shuffle(slots)

@@ -5,6 +5,7 @@ Values are exact :class:`fractions.Fraction` wherever possible. Text becomes a t
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -160,10 +161,16 @@ def evaluate(expr: Expr, quantities: Sequence[Fraction] = ()) -> Fraction:
         raise EvaluationError(f"power overflow: {err}") from err
 
 
+_TINY_GOLD, _ABS_TOL = Fraction(1, 10**12), Fraction(1, 10**9)
+
+
 def answers_match(predicted: Fraction | float, gold: Fraction | float, rel_tol: float = 1e-4) -> bool:
-    """Relative tolerance 1e-4 (absolute for gold 0)."""
-    p, g = float(predicted), float(gold)
-    return abs(p - g) <= rel_tol * max(abs(g), 1e-12) or abs(p - g) < 1e-9
+    """Relative tolerance 1e-4 (absolute for gold 0). Compared exactly: a predicted expression can
+    evaluate to a Fraction beyond the float range (a chain of powers), which float() cannot hold."""
+    if any(isinstance(v, float) and not math.isfinite(v) for v in (predicted, gold)):
+        return False
+    diff = abs(Fraction(predicted) - Fraction(gold))
+    return diff <= Fraction(rel_tol) * max(abs(Fraction(gold)), _TINY_GOLD) or diff < _ABS_TOL
 
 
 # ---------------------------------------------------------------- notation

@@ -199,6 +199,14 @@ def parse_answer(raw: Any) -> Fraction:
     raise ProblemError("bad_answer", f"answer {raw!r} is not a number")
 
 
+def _short(value: Fraction) -> str:
+    """A value for a message; one beyond the float range by its size."""
+    try:
+        return f"{float(value):g}"
+    except OverflowError:
+        return f"a number of about {len(str(abs(value.numerator) // value.denominator))} digits"
+
+
 def answer_agrees(value: Fraction, answer: Fraction, answer_text: str | None = None) -> bool:
     """Within 1e-4 relative, or equal after rounding ``value`` to the digits ``answer_text`` shows
     (MAWPS prints 83.33 for 500/6)."""
@@ -206,7 +214,10 @@ def answer_agrees(value: Fraction, answer: Fraction, answer_text: str | None = N
         return True
     if answer_text and "." in answer_text:
         digits = len(answer_text.rstrip("%").split(".")[1])
-        return round(float(value), digits) == round(float(answer), digits)
+        try:
+            return round(float(value), digits) == round(float(answer), digits)
+        except OverflowError:  # a value beyond the float range cannot round to a printed answer
+            return False
     return False
 
 
@@ -237,7 +248,7 @@ def build_problem(
         raise ProblemError(err.reason, f"equation {equation!r}: {err}") from err
     answer_text = answer if isinstance(answer, str) else (repr(answer) if isinstance(answer, float) else None)
     if check_answer and not answer_agrees(value, gold, answer_text):
-        raise ProblemError("answer_mismatch", f"equation {equation!r} gives {float(value):g}, answer is {answer!r}")
+        raise ProblemError("answer_mismatch", f"equation {equation!r} gives {_short(value)}, answer is {answer!r}")
     expr = map_numbers(raw_expr, quantities, constants)
     return Problem(
         id=str(pid),

@@ -145,6 +145,11 @@ def test_template_depth_and_answer_tolerance():
     assert answers_match(100.005, 100)  # 5e-5 relative
     assert not answers_match(100.02, 100)  # 2e-4 relative
     assert answers_match(0, 0)
+    # a predicted value beyond the float range (nested powers) is compared exactly, without OverflowError
+    huge = Fraction(7) ** 400
+    assert not answers_match(huge, Fraction(5)) and not answers_match(-huge, 5.0)
+    assert answers_match(huge + 1, huge) and not answers_match(huge, huge * Fraction(10002, 10000))
+    assert not answers_match(float("inf"), 5) and not answers_match(float("nan"), 5)
 
 
 EXPRESSION_ALPHABET = "0123456789.+-*/^()[]%xXN= 千,"

@@ -69,6 +69,10 @@ def test_answer_checks():
     # MAWPS prints the answer rounded: 500/6 = 83.333.. shown as 83.33 is accepted, kept exact.
     p = build_problem("p9", "500 candies go into 6 bags. How many per bag?", "x=500.0/6.0", 83.33, "t")
     assert p.answer == Fraction(250, 3)
+    # a value beyond the float range is a counted mismatch, not an OverflowError
+    with pytest.raises(ProblemError) as info:
+        build_problem("p10", "Multiply 10 to the power 300 by itself.", "x=10^300*10^300", 5.5, "t")
+    assert info.value.reason == "answer_mismatch" and "about 601 digits" in str(info.value)
     with pytest.raises(ProblemError) as info:
         build_problem("p10", "Tom has 5 apples and 0 bags. How many per bag?", "x=5/0", 1, "t")
     assert info.value.reason == "division_by_zero"

@@ -90,6 +90,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--valid-fraction", type=float, default=0.1,
                     help="slice of the 80%% train side used for selection (0: fixed epochs, last epoch scored)")
+    ap.add_argument("--min-count", type=int, default=None,
+                    help="input words seen fewer times in training become <unk> (default: GTSConfig's)")
     ap.add_argument("--bs1-problems", type=int, default=200, help="test problems decoded one at a time")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args(argv)
@@ -102,10 +104,12 @@ def main(argv=None) -> int:
           f"train {len(train)} / valid {len(valid)} (selection) / test {len(test)}; seed {args.seed}", flush=True)
     if not valid and args.epochs > 1:
         print(f"no validation slice: fixed {args.epochs} epochs on the whole train side, last epoch scored", flush=True)
-    encoding = build_encoding(train)
-    cfg = GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden)
+    cfg = GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden,
+                    **({} if args.min_count is None else {"min_count": args.min_count}))
+    encoding = build_encoding(train, min_count=cfg.min_count)
     model = GTSModel(cfg, encoding)
-    print(f"GTS {cfg}; {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters; torch threads {torch.get_num_threads()}", flush=True)
+    print(f"GTS {cfg}; {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters; "
+          f"{len(encoding.input)} input words (min_count {cfg.min_count}); torch threads {torch.get_num_threads()}", flush=True)
 
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
     peak_matmul = matmul_flops()

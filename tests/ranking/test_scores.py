@@ -15,7 +15,8 @@ from tests.solvers.toy_problems import toy_problems
 
 @pytest.fixture(scope="module")
 def solver():
-    gts = build_solver("gts", embedding_size=16, hidden_size=32, dropout=0.0, device="cpu")
+    # min_count 1: eight toy problems, every word kept so that the solver can learn each of them
+    gts = build_solver("gts", embedding_size=16, hidden_size=32, dropout=0.0, min_count=1, device="cpu")
     problems = toy_problems()
     gts.fit(problems, problems, TrainConfig(epochs=40, batch_size=8, lr=1e-2, eval_every=40, beam_size=2,
                                             device="cpu", progress=False))

@@ -7,7 +7,7 @@ index bookkeeping, whatever B is. Hypotheses are constrained to valid prefix exp
 operator is allowed only while the expression can still be closed within ``max_length`` tokens,
 and leaves only among the constants and the problem's own quantity slots. A problem stops once its
 best finished hypothesis outscores every unfinished one (scores only fall, so the answer is the
-same as searching to the end).
+same as searching to the end), and its rows leave the batch.
 """
 from __future__ import annotations
 
@@ -52,20 +52,23 @@ class _Stacks:
 @torch.no_grad()
 def beam_search(decoder: GTSDecoder, ctx: DecoderContext, n_quantities: torch.Tensor, beam_size: int,
                 max_length: int) -> list[Hypothesis]:
-    B, K = ctx.problem.shape[0], beam_size
-    R = B * K
+    n_problems, K = ctx.problem.shape[0], beam_size
+    B, R = n_problems, n_problems * K  # problems still searched, and their rows
     n_ops = decoder.n_ops
     ctx = ctx.repeat(K)
-    rows = torch.arange(R, device=ctx.problem.device)
-    allowed = torch.cat([torch.ones(R, n_ops, dtype=torch.bool, device=rows.device), ctx.num_mask], 1)  # (R, V)
+    dev = ctx.problem.device
+    rows = torch.arange(R, device=dev)
+    alive = torch.arange(B, device=dev)  # input index of each problem still searched
+    allowed = torch.cat([torch.ones(R, n_ops, dtype=torch.bool, device=dev), ctx.num_mask], 1)  # (R, V)
     V = allowed.shape[1]
     st = _Stacks(R, ctx.problem.shape[1], decoder.op_embedding.embedding_dim, ctx.problem)
-    scores = torch.full((B, K), -_INF, device=rows.device)
+    scores = torch.full((B, K), -_INF, device=dev)
     scores[:, 0] = 0.0  # all beams start identical: expand only the first
-    tokens = torch.zeros(R, max_length, dtype=torch.long, device=rows.device)
-    length = torch.zeros(R, dtype=torch.long, device=rows.device)
-    need = torch.ones(R, dtype=torch.long, device=rows.device)  # open slots left to fill
-    finished = torch.zeros(R, dtype=torch.bool, device=rows.device)
+    tokens = torch.zeros(R, max_length, dtype=torch.long, device=dev)
+    length = torch.zeros(R, dtype=torch.long, device=dev)
+    need = torch.ones(R, dtype=torch.long, device=dev)  # open slots left to fill
+    finished = torch.zeros(R, dtype=torch.bool, device=dev)
+    out: list[Hypothesis | None] = [None] * n_problems
     for step in range(max_length):
         top = (st.sp - 1).clamp(min=0)
         parent_goal, is_right = st.goal[rows, top], st.right[rows, top]
@@ -81,7 +84,7 @@ def beam_search(decoder: GTSDecoder, ctx: DecoderContext, n_quantities: torch.Te
         logp = torch.where(finished[:, None], keep, logp)
         cand = (scores.reshape(R, 1) + logp).reshape(B, K * V)
         scores, flat = cand.topk(K, dim=1)  # (B, K)
-        src = (flat // V + torch.arange(B, device=rows.device)[:, None] * K).reshape(R)
+        src = (flat // V + torch.arange(B, device=dev)[:, None] * K).reshape(R)
         tok = (flat % V).reshape(R)
         st.reorder(src)
         goal, context = goal[src], context[src]
@@ -96,16 +99,38 @@ def beam_search(decoder: GTSDecoder, ctx: DecoderContext, n_quantities: torch.Te
         flat_scores = scores.reshape(R)
         best_done = torch.where(finished, flat_scores, torch.full_like(flat_scores, -_INF)).reshape(B, K).max(1).values
         best_open = torch.where(~finished, flat_scores, torch.full_like(flat_scores, -_INF)).reshape(B, K).max(1).values
-        if bool((best_done >= best_open).all()):
+        done = best_done >= best_open  # (B,) the answer of these problems can no longer change
+        if not bool(done.any()):
+            continue
+        _collect(out, alive, done, scores, finished, tokens, length)
+        if bool(done.all()):
             break
-    flat_scores = torch.where(finished, scores.reshape(R), torch.full((R,), -_INF, device=rows.device)).reshape(B, K)
+        # Drop the finished problems' rows: a batch then costs what its open problems cost, not
+        # what its slowest problem costs times the batch size.
+        kept = (~done).nonzero().squeeze(1)  # (B',)
+        kept_rows = (kept[:, None] * K + torch.arange(K, device=dev)).reshape(-1)  # (B' * K,)
+        B, R = kept.numel(), kept.numel() * K
+        rows, alive, scores = torch.arange(R, device=dev), alive[kept], scores[kept]
+        ctx, allowed = ctx.select(kept_rows), allowed[kept_rows]
+        st.reorder(kept_rows)
+        tokens, length, need, finished = tokens[kept_rows], length[kept_rows], need[kept_rows], finished[kept_rows]
+    else:  # max_length reached: what is finished is the answer
+        _collect(out, alive, torch.ones(B, dtype=torch.bool, device=dev), scores, finished, tokens, length)
+    assert all(h is not None for h in out)
+    return out  # type: ignore[return-value]
+
+
+def _collect(out: list[Hypothesis | None], alive: torch.Tensor, which: torch.Tensor, scores: torch.Tensor,
+             finished: torch.Tensor, tokens: torch.Tensor, length: torch.Tensor) -> None:
+    """The best finished hypothesis of each searched problem selected by ``which`` (B,) into
+    ``out`` at its input index (empty ids and score -inf when none finished)."""
+    B, K = scores.shape
+    flat_scores = torch.where(finished, scores.reshape(-1), torch.full_like(scores.reshape(-1), -_INF)).reshape(B, K)
     best = flat_scores.argmax(1)
-    out = []
-    for b in range(B):
+    for b in which.nonzero().squeeze(1).tolist():
         r = b * K + int(best[b])
         n = int(length[r]) if bool(finished[r]) else 0
-        out.append(Hypothesis(ids=tuple(tokens[r, :n].tolist()), score=float(flat_scores[b, best[b]])))
-    return out
+        out[int(alive[b])] = Hypothesis(ids=tuple(tokens[r, :n].tolist()), score=float(flat_scores[b, best[b]]))
 
 
 def _apply(decoder: GTSDecoder, ctx: DecoderContext, st: _Stacks, rows: torch.Tensor, goal: torch.Tensor,

@@ -90,6 +90,25 @@ def test_untrained_beam_search_is_valid_and_batch_independent(seed):
             assert a.score == pytest.approx(b.score, abs=1e-4)
 
 
+def test_finished_problems_leave_the_beam_batch():
+    problems = toy_problems() + nested_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(0)
+    model = GTSModel(GTSConfig(embedding_size=16, hidden_size=16, dropout=0.0, max_output_length=9), enc).eval()
+    rows_per_step, scores = [], model.decoder.scores
+
+    def counting_scores(ctx, goal):  # the real scoring, counting the rows decoded at each step
+        rows_per_step.append(goal.shape[0])
+        return scores(ctx, goal)
+
+    model.decoder.scores = counting_scores
+    batched = predict(model, enc, problems, beam_size=5, batch_size=16)
+    # 12 problems x beam 5 start; problems whose answer is settled stop costing a row
+    assert rows_per_step[0] == 60 and rows_per_step[-1] < 60 and rows_per_step == sorted(rows_per_step, reverse=True)
+    single = predict(model, enc, problems, beam_size=5, batch_size=1)
+    assert [p.tokens for p in batched] == [p.tokens for p in single]
+
+
 def test_overfits_eight_problems_and_likelihood_rises(tmp_path):
     problems = toy_problems()
     solver = GTSSolver(TINY)

@@ -15,6 +15,7 @@ for a fixed number of epochs, and the last epoch's weights are scored on test on
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -37,6 +38,7 @@ from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.base import TrainConfig  # noqa: E402
+from solvers.checkpoint import data_hash, save_checkpoint  # noqa: E402
 from solvers.evaluate import evaluate_predictions  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.trainer import length_bucketed, predict, train_model  # noqa: E402
@@ -94,6 +96,7 @@ def main(argv=None) -> int:
                     help="input words seen fewer times in training become <unk> (default: GTSConfig's)")
     ap.add_argument("--bs1-problems", type=int, default=200, help="test problems decoded one at a time")
     ap.add_argument("--out", help="write the figures as JSON here")
+    ap.add_argument("--save", help="save the trained model here (a checkpoint load_solver reads; bench/beam_speed.py)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -134,6 +137,10 @@ def main(argv=None) -> int:
     print(f"matrix FLOP/s: epoch {achieved / 1e9:.1f} GFLOP/s ({flops / 1e12:.2f} TFLOP per epoch) vs plain "
           f"2048x2048 matmul {peak_matmul / 1e9:.1f} GFLOP/s ({100 * achieved / peak_matmul:.0f}%)", flush=True)
 
+    if args.save:
+        save_checkpoint(args.save, "gts", dataclasses.asdict(cfg), encoding, model.state_dict(), data_hash(train),
+                        {"training": {"epochs_run": len(result.epochs), "best_epoch": result.best_epoch,
+                                      "seed": args.seed, "valid_fraction": args.valid_fraction}})
     batched_ps, preds = throughput(model, encoding, test, args.beam, args.batch_size)
     subset = test[: args.bs1_problems]
     single_ps, single = throughput(model, encoding, subset, args.beam, 1)

@@ -51,7 +51,9 @@ class _Stacks:
 
 @torch.no_grad()
 def beam_search(decoder: GTSDecoder, ctx: DecoderContext, n_quantities: torch.Tensor, beam_size: int,
-                max_length: int) -> list[Hypothesis]:
+                max_length: int, drop_finished: bool = True) -> list[Hypothesis]:
+    """Best finished hypothesis per problem. ``drop_finished=False`` keeps every row to the last
+    step (the earlier behaviour; bench/beam_speed.py measures it as the baseline)."""
     n_problems, K = ctx.problem.shape[0], beam_size
     B, R = n_problems, n_problems * K  # problems still searched, and their rows
     n_ops = decoder.n_ops
@@ -100,11 +102,11 @@ def beam_search(decoder: GTSDecoder, ctx: DecoderContext, n_quantities: torch.Te
         best_done = torch.where(finished, flat_scores, torch.full_like(flat_scores, -_INF)).reshape(B, K).max(1).values
         best_open = torch.where(~finished, flat_scores, torch.full_like(flat_scores, -_INF)).reshape(B, K).max(1).values
         done = best_done >= best_open  # (B,) the answer of these problems can no longer change
-        if not bool(done.any()):
-            continue
-        _collect(out, alive, done, scores, finished, tokens, length)
         if bool(done.all()):
             break
+        if not drop_finished or not bool(done.any()):
+            continue
+        _collect(out, alive, done, scores, finished, tokens, length)
         # Drop the finished problems' rows: a batch then costs what its open problems cost, not
         # what its slowest problem costs times the batch size.
         kept = (~done).nonzero().squeeze(1)  # (B',)
@@ -114,8 +116,8 @@ def beam_search(decoder: GTSDecoder, ctx: DecoderContext, n_quantities: torch.Te
         ctx, allowed = ctx.select(kept_rows), allowed[kept_rows]
         st.reorder(kept_rows)
         tokens, length, need, finished = tokens[kept_rows], length[kept_rows], need[kept_rows], finished[kept_rows]
-    else:  # max_length reached: what is finished is the answer
-        _collect(out, alive, torch.ones(B, dtype=torch.bool, device=dev), scores, finished, tokens, length)
+    # every problem still in the batch: settled, or max_length reached (what is finished is the answer)
+    _collect(out, alive, torch.ones(B, dtype=torch.bool, device=dev), scores, finished, tokens, length)
     assert all(h is not None for h in out)
     return out  # type: ignore[return-value]
 

@@ -7,6 +7,7 @@ from mwp.expr import OPERATORS, is_valid_prefix
 from mwp.problem import build_problem
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig, GTSModel, GTSSolver
+from solvers.gts_beam import beam_search
 from solvers.gts_decoder import tree_plan
 from solvers.registry import load_solver
 from solvers.trainer import predict
@@ -107,6 +108,14 @@ def test_finished_problems_leave_the_beam_batch():
     assert rows_per_step[0] == 60 and rows_per_step[-1] < 60 and rows_per_step == sorted(rows_per_step, reverse=True)
     single = predict(model, enc, problems, beam_size=5, batch_size=1)
     assert [p.tokens for p in batched] == [p.tokens for p in single]
+    # keeping every row to the end (the earlier search, the bench's baseline) settles the same answers
+    batch = enc.batch(problems, with_targets=False)
+    rows_per_step.clear()
+    kept = beam_search(model.decoder, model.context(batch), batch.n_quantities, 5, 9, drop_finished=False)
+    assert set(rows_per_step) == {60}
+    dropped = beam_search(model.decoder, model.context(batch), batch.n_quantities, 5, 9)
+    assert [h.ids for h in kept] == [h.ids for h in dropped]
+    assert [h.score for h in kept] == pytest.approx([h.score for h in dropped], abs=1e-4)
 
 
 def test_overfits_eight_problems_and_likelihood_rises(tmp_path):

@@ -31,6 +31,7 @@ from solver_speed import split  # noqa: E402
 from solvers.base import TrainConfig  # noqa: E402
 from solvers.gts_beam import beam_search  # noqa: E402
 from solvers.registry import build_solver, load_solver  # noqa: E402
+from solvers.trainer import _inference_chunks  # noqa: E402
 
 
 def decode(model, encoding, problems, beam: int, batch_size: int, drop_finished: bool):
@@ -43,13 +44,11 @@ def decode(model, encoding, problems, beam: int, batch_size: int, drop_finished:
         return scores(ctx, goal)
 
     model.decoder.scores = counting_scores
-    order = sorted(range(len(problems)), key=lambda i: len(problems[i].tokens))
     out = [None] * len(problems)
     t0 = time.perf_counter()
     with torch.no_grad():
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            batch = encoding.batch([problems[i] for i in idx], with_targets=False)
+        for idx, chunk in _inference_chunks(problems, batch_size):  # the batches predict() decodes
+            batch = encoding.batch(chunk, with_targets=False)
             hyps = beam_search(model.decoder, model.context(batch), batch.n_quantities, beam,
                                model.cfg.max_output_length, drop_finished=drop_finished)
             for i, h in zip(idx, hyps):

@@ -94,6 +94,8 @@ def main(argv=None) -> int:
                     help="slice of the 80%% train side used for selection (0: fixed epochs, last epoch scored)")
     ap.add_argument("--min-count", type=int, default=None,
                     help="input words seen fewer times in training become <unk> (default: GTSConfig's)")
+    ap.add_argument("--first-slot", action="store_true",
+                    help="train a repeated value on its first slot (GTSConfig.any_equal_slot=False; the runs before 2026-11-24)")
     ap.add_argument("--bs1-problems", type=int, default=200, help="test problems decoded one at a time")
     ap.add_argument("--out", help="write the figures as JSON here")
     ap.add_argument("--save", help="save the trained model here (a checkpoint load_solver reads; bench/beam_speed.py)")
@@ -107,7 +109,7 @@ def main(argv=None) -> int:
           f"train {len(train)} / valid {len(valid)} (selection) / test {len(test)}; seed {args.seed}", flush=True)
     if not valid and args.epochs > 1:
         print(f"no validation slice: fixed {args.epochs} epochs on the whole train side, last epoch scored", flush=True)
-    cfg = GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden,
+    cfg = GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden, any_equal_slot=not args.first_slot,
                     **({} if args.min_count is None else {"min_count": args.min_count}))
     encoding = build_encoding(train, min_count=cfg.min_count)
     model = GTSModel(cfg, encoding)

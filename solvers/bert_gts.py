@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from solvers.gts_beam import beam_search
-from solvers.gts_decoder import DecoderContext, GTSDecoder
+from solvers.gts_decoder import DecoderContext, GTSDecoder, tree_loss
 from solvers.subword import subword_batch
 from solvers.torch_solver import TorchSolver
 from solvers.trainer import Hypothesis
@@ -37,6 +37,7 @@ class BertGTSConfig:
     max_input_tokens: int = 256  # longer texts are cut (sub-tokens, with a path)
     max_output_length: int = 45  # beam search limit on prefix tokens
     min_count: int = 1  # input words seen fewer times in training become <unk> (word-level encoder only)
+    any_equal_slot: bool = True  # as GTSConfig.any_equal_slot
 
 
 def _load_pretrained(path: str):
@@ -115,7 +116,7 @@ class BertGTSModel(nn.Module):
         return self.decoder.token_log_probs(self.context(batch), batch.target, batch.target_mask)  # (B, L)
 
     def loss(self, batch: Batch) -> torch.Tensor:
-        return -self.token_log_probs(batch).sum() / batch.target_mask.sum()
+        return tree_loss(self.decoder, self.context(batch), batch, self.cfg.any_equal_slot)
 
     def beam_search(self, batch: Batch, beam_size: int) -> list[Hypothesis]:
         return beam_search(self.decoder, self.context(batch), batch.n_quantities, beam_size, self.cfg.max_output_length)

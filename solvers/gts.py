@@ -14,7 +14,7 @@ from torch import nn
 
 from solvers.fast_gru import BiGRU
 from solvers.gts_beam import beam_search
-from solvers.gts_decoder import DecoderContext, GTSDecoder
+from solvers.gts_decoder import DecoderContext, GTSDecoder, tree_loss
 from solvers.torch_solver import TorchSolver
 from solvers.trainer import Hypothesis
 from solvers.vocab import Batch, Encoding
@@ -31,6 +31,9 @@ class GTSConfig:
     # problems contain a word unseen in training. Tiny toy sets may want 1.
     min_count: int = 2
     max_output_length: int = 45  # beam search limit on prefix tokens (the public code's MAX_OUTPUT_LENGTH)
+    # Training: a target quantity whose value occurs several times in the text may come from any of
+    # those positions, the one scored highest (the public code's num_stack); False = the first.
+    any_equal_slot: bool = True
 
     @classmethod
     def small_cpu(cls) -> "GTSConfig":
@@ -76,8 +79,7 @@ class GTSModel(nn.Module):
 
     def loss(self, batch: Batch) -> torch.Tensor:
         """Mean negative log-likelihood per target token (the public code's masked cross-entropy)."""
-        logp = self.token_log_probs(batch)
-        return -logp.sum() / batch.target_mask.sum()
+        return tree_loss(self.decoder, self.context(batch), batch, self.cfg.any_equal_slot)
 
     def beam_search(self, batch: Batch, beam_size: int) -> list[Hypothesis]:
         return beam_search(self.decoder, self.context(batch), batch.n_quantities, beam_size, self.cfg.max_output_length)

@@ -189,10 +189,28 @@ class GTSDecoder(nn.Module):
         index = (ids - self.n_ops).clamp(0, ctx.num_emb.shape[1] - 1)
         return ctx.num_emb.gather(1, index[:, None, None].expand(-1, 1, ctx.num_emb.shape[-1])).squeeze(1)
 
+    def best_equal_slot(self, logits: torch.Tensor, tok: torch.Tensor, qty_class: torch.Tensor) -> torch.Tensor:
+        """Target ids (R,) with each quantity slot replaced by the slot of the same value class
+        (R, Q) that ``logits`` (R, n_ops+C+Q) score highest; operators and constants unchanged."""
+        first = self.n_ops + self.n_constants
+        slot = tok - first
+        is_slot = slot >= 0
+        cls = qty_class.gather(1, slot.clamp(min=0)[:, None])  # (R, 1)
+        same = (qty_class == cls) & is_slot[:, None]  # (R, Q); includes the slot itself
+        best = logits[:, first:].detach().masked_fill(~same, float("-inf")).argmax(1) + first
+        return torch.where(is_slot, best, tok)
+
     # ------------------------------------------------------------ teacher forcing
 
-    def token_log_probs(self, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor) -> torch.Tensor:
+    def token_log_probs(self, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor,
+                        qty_class: torch.Tensor | None = None) -> torch.Tensor:
         """(B, L) log-probability of each target token given the gold prefix so far (0 at padding).
+
+        With ``qty_class`` (B, Q) (:attr:`solvers.vocab.Batch.qty_class`), a target quantity whose
+        value occurs at several positions of the text may come from any of them: each such leaf
+        takes the equal-valued slot the model scores highest at that step, as its target and as
+        the leaf embedding the tree goes on with (the public implementation's ``num_stack``). For
+        training only; without it the given slots are scored as they are.
 
         Rows are sorted by target length (longest first) so that step t runs only on the first
         n_t rows still decoding: the work is proportional to the real number of target tokens."""
@@ -200,6 +218,8 @@ class GTSDecoder(nn.Module):
         lengths = target_mask.sum(1)
         order = torch.sort(lengths, descending=True, stable=True).indices
         target, ctx = target.index_select(0, order), ctx.select(order)
+        if qty_class is not None:
+            qty_class = qty_class.to(target.device).index_select(0, order)
         sorted_lengths = lengths.index_select(0, order).tolist()
         active = [sum(1 for n in sorted_lengths if n > t) for t in range(L)]  # rows decoding at step t
         plan = tree_plan([target[b, :n].tolist() for b, n in enumerate(sorted_lengths)], self.n_ops, L)
@@ -219,6 +239,8 @@ class GTSDecoder(nn.Module):
                                    self.left_goal(_pick(left_goals, parent)))
             logits, context = self.scores(rows, goal)
             tok = target[:n, t]
+            if qty_class is not None:
+                tok = self.best_equal_slot(logits, tok, qty_class[:n])
             logp = logits.float().log_softmax(-1).gather(1, tok[:, None]).squeeze(1)  # (n,)
             out = out.index_put((torch.arange(n, device=out.device), torch.full((n,), t, device=out.device)), logp)
             left, right, label = self.child_goals(goal, context, tok)
@@ -232,3 +254,15 @@ class GTSDecoder(nn.Module):
                 subtree = torch.where(plan.merge_valid[:n, t, k, None], merged, subtree)
             subtrees.append(subtree)
         return torch.zeros_like(out).index_copy(0, order, out)  # (B, L), back in input order
+
+
+def tree_loss(decoder: GTSDecoder, ctx: DecoderContext, batch, any_equal_slot: bool) -> torch.Tensor:
+    """Mean negative log-likelihood per target token of a :class:`solvers.vocab.Batch` (the public
+    code's masked cross-entropy); ``any_equal_slot`` lets a repeated value come from any of its slots."""
+    qty_class = batch.qty_class
+    if not any_equal_slot or qty_class is None:
+        qty_class = None
+    elif not bool((qty_class != torch.arange(qty_class.shape[1], device=qty_class.device)[None]).logical_and(qty_class >= 0).any()):
+        qty_class = None  # no repeated value in this batch: skip the per-step choice
+    logp = decoder.token_log_probs(ctx, batch.target, batch.target_mask, qty_class)
+    return -logp.sum() / batch.target_mask.sum()

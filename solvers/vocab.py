@@ -104,6 +104,9 @@ class Batch:
     qty_positions: torch.Tensor  # (B, Q) long, token index of each quantity (0 where padded)
     qty_mask: torch.Tensor  # (B, Q) bool, True for real quantities (first n_slots only)
     n_quantities: torch.Tensor  # (B,) long, usable quantity slots per problem
+    # (B, Q) long, per slot the first slot holding the same value (itself when the value is unique),
+    # -1 where padded: a target slot may be produced from any slot of its class
+    qty_class: torch.Tensor | None = None
     target: torch.Tensor | None = None  # (B, L) long, prefix output ids, 0 where padded
     target_mask: torch.Tensor | None = None  # (B, L) bool
     texts: tuple[tuple[str, ...], ...] = ()  # (B,) raw tokens, for solvers with their own subword tokenizer
@@ -148,13 +151,16 @@ class Encoding:
         tokens = torch.zeros(B, T, dtype=torch.long)
         qpos = torch.zeros(B, Q, dtype=torch.long)
         qmask = torch.zeros(B, Q, dtype=torch.bool)
+        qclass = torch.full((B, Q), -1, dtype=torch.long)
         for b, (ids, pos) in enumerate(zip(token_ids, positions)):
             tokens[b, : len(ids)] = torch.tensor(ids, dtype=torch.long)
             if pos:
                 qpos[b, : len(pos)] = torch.tensor(pos, dtype=torch.long)
                 qmask[b, : len(pos)] = True
+                values = problems[b].values[: len(pos)]
+                qclass[b, : len(pos)] = torch.tensor([values.index(v) for v in values], dtype=torch.long)
         lengths = torch.tensor([max(1, len(t)) for t in token_ids], dtype=torch.long)
-        batch = Batch(tokens, lengths, qpos, qmask, qmask.sum(1), texts=tuple(tuple(p.tokens) for p in problems))
+        batch = Batch(tokens, lengths, qpos, qmask, qmask.sum(1), qclass, texts=tuple(tuple(p.tokens) for p in problems))
         if with_targets:
             targets = [self.target_ids(p) for p in problems]
             L = max(len(t) for t in targets)

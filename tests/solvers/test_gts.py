@@ -63,6 +63,63 @@ def test_batched_teacher_forcing_equals_one_at_a_time():
     assert batch_loss == pytest.approx(summed / total_tokens, rel=1e-5)
 
 
+REPEATED = [
+    ("r1", "Tom has 4 red and 4 blue and 6 green .", "x=4*6", 24),
+    ("r2", "Add 5 to 7 and then 5 more and 2 .", "x=(5+7)-5*2", 2),
+    ("r3", "Take 3 from 9 .", "x=9-3", 6),
+]
+
+
+def test_repeated_values_share_a_slot_class():
+    problems = [build_problem(pid, text, eq, ans, source="toy", language="en", check_answer=False) for pid, text, eq, ans in REPEATED]
+    batch = build_encoding(problems).batch(problems)
+    assert batch.qty_class.tolist() == [[0, 0, 2, -1], [0, 1, 0, 3], [0, 1, -1, -1]]
+
+
+def test_a_repeated_value_trains_on_its_best_scored_slot():
+    """With qty_class, each leaf whose value occurs twice takes the equal-valued slot scored highest
+    at its step (greedy, left to right), and the later steps go on from that choice: the result must
+    equal plain teacher forcing of the expression with those slots written in."""
+    problems = [build_problem(pid, text, eq, ans, source="toy", language="en", check_answer=False) for pid, text, eq, ans in REPEATED]
+    enc = build_encoding(problems)
+    first = enc.output.slot_start
+    changed = 0
+    for seed in range(3):
+        torch.manual_seed(seed)
+        model = GTSModel(GTSConfig(embedding_size=16, hidden_size=24, dropout=0.0), enc).eval()
+        batch = enc.batch(problems)
+        with torch.no_grad():
+            ctx = model.context(batch)
+            chosen = model.decoder.token_log_probs(ctx, batch.target, batch.target_mask, batch.qty_class)
+            expected_targets = batch.target.clone()
+            picks = 0
+            for b, p in enumerate(problems):
+                classes = batch.qty_class[b].tolist()
+                for t in range(len(p.prefix())):
+                    slot = expected_targets[b, t].item() - first
+                    if slot < 0:
+                        continue
+                    options = [q for q, c in enumerate(classes) if c == classes[slot]]
+                    scored = []
+                    for q in options:  # log-probability at step t depends only on the prefix before t
+                        variant = expected_targets.clone()
+                        variant[b, t] = first + q
+                        scored.append((model.decoder.token_log_probs(ctx, variant, batch.target_mask)[b, t].item(), q))
+                    expected_targets[b, t] = first + max(scored)[1]
+                    picks += len(options) > 1
+            expected = model.decoder.token_log_probs(ctx, expected_targets, batch.target_mask)
+            assert picks == 3  # r1's N0, r2's two N0
+            changed += not torch.equal(expected_targets, batch.target)
+            assert torch.allclose(chosen, expected, atol=1e-6)
+            plain = model.decoder.token_log_probs(ctx, batch.target, batch.target_mask)
+            assert chosen[0, 1] >= plain[0, 1] - 1e-6  # r1 '* N0 N2': its one choice beats or ties the first slot
+            assert model.loss(batch).item() == pytest.approx(-expected.sum().item() / batch.target_mask.sum().item(), rel=1e-5)
+            first_only = GTSModel(GTSConfig(embedding_size=16, hidden_size=24, dropout=0.0, any_equal_slot=False), enc).eval()
+            first_only.load_state_dict(model.state_dict())
+            assert first_only.loss(batch).item() == pytest.approx(-plain.sum().item() / batch.target_mask.sum().item(), rel=1e-5)
+    assert changed > 0  # at some seed a later slot outscored the first, so the rule changed the targets
+
+
 def _assert_valid(problems, predictions, enc):
     constants = set(enc.output.constants)
     for p, pred in zip(problems, predictions):

@@ -80,9 +80,13 @@ ReorderFn = Callable[[Any, torch.Tensor], Any]  # (state, row index (N,)) -> sta
 
 @torch.no_grad()
 def beam_search(step: StepFn, reorder: ReorderFn, state: Any, bos: torch.Tensor, grammar: PrefixGrammar,
-                n_quantities: torch.Tensor, beam_size: int, max_len: int) -> BeamResult:
+                n_quantities: torch.Tensor, beam_size: int, max_len: int, drop_finished: bool = True) -> BeamResult:
     """Batched beam search. ``state`` and ``bos`` (B*K,) are laid out problem-major: row b*K + k is
-    beam k of problem b. ``n_quantities`` (B,) bounds the slots each problem may use."""
+    beam k of problem b. ``n_quantities`` (B,) bounds the slots each problem may use.
+
+    A problem whose answer is settled leaves the batch (``reorder`` is then called with fewer rows
+    than it has), so a batch costs what its open problems cost, not its slowest problem's steps
+    times the batch size; ``drop_finished=False`` keeps every row to the end (same answers)."""
     B, K = n_quantities.shape[0], beam_size
     device = bos.device
     grammar = grammar.to(device)
@@ -92,15 +96,25 @@ def beam_search(step: StepFn, reorder: ReorderFn, state: Any, bos: torch.Tensor,
     open_slots = torch.ones(B * K, dtype=torch.long, device=device)
     history = torch.full((B * K, max_len), -1, dtype=torch.long, device=device)
     prev = bos
-    base = (torch.arange(B, device=device) * K)[:, None]  # (B, 1)
+    alive = torch.arange(B, device=device)  # input index of each problem still searched
+    out_tokens: list[list[int]] = [[] for _ in range(B)]
+    out_scores: list[float] = [float("-inf")] * B
     for t in range(max_len):
         done = open_slots <= 0  # (B*K,)
         # log-probabilities are <= 0, so an open beam can only lose score: once a problem's best
         # finished beam scores at least as well as its best open one, its answer is settled
         best_done = torch.where(done, scores.view(-1), float("-inf")).view(B, K).max(1).values  # (B,)
         best_open = torch.where(done, float("-inf"), scores.view(-1)).view(B, K).max(1).values  # (B,)
-        if bool((best_done >= best_open).all()):
+        settled = best_done >= best_open  # (B,)
+        if bool(settled.all()):
             break
+        if drop_finished and bool(settled.any()):
+            _collect(out_tokens, out_scores, alive, settled, scores, open_slots, history)
+            kept = (~settled).nonzero().squeeze(1)  # (B',)
+            rows = (kept[:, None] * K + torch.arange(K, device=device)).reshape(-1)  # (B' * K,)
+            B, alive, scores = kept.numel(), alive[kept], scores[kept]
+            nq, open_slots, history, prev, done = nq[rows], open_slots[rows], history[rows], prev[rows], done[rows]
+            state = reorder(state, rows)
         logp, state = step(state, prev)  # (B*K, V)
         V = logp.shape[1]
         length = torch.full_like(open_slots, t)
@@ -114,7 +128,7 @@ def beam_search(step: StepFn, reorder: ReorderFn, state: Any, bos: torch.Tensor,
         scores, flat = cand.topk(K, dim=1)  # (B, K)
         beam = torch.div(flat, V, rounding_mode="floor")  # (B, K)
         token = flat % V  # (B, K)
-        rows = (base + beam).view(-1)  # (B*K,) source row of each new beam
+        rows = ((torch.arange(B, device=device) * K)[:, None] + beam).view(-1)  # (B*K,) source row of each new beam
         was_done = done[rows]
         token = token.view(-1)
         history = history[rows]
@@ -123,14 +137,22 @@ def beam_search(step: StepFn, reorder: ReorderFn, state: Any, bos: torch.Tensor,
         open_slots = torch.where(torch.isinf(scores.view(-1)), 0, open_slots)  # dead beams stop
         state = reorder(state, rows)
         prev = torch.where(was_done, prev[rows], token)
-    finished = (open_slots <= 0).view(B, K)
-    best = torch.where(finished, scores, float("-inf")).argmax(dim=1)  # (B,) best finished beam
-    out_tokens, out_scores = [], []
-    for b in range(B):
-        row = history[b * K + int(best[b])]
-        out_tokens.append([int(v) for v in row if v >= 0])
-        out_scores.append(float(scores[b, best[b]]))
+    # every problem still in the batch: settled, or max_len reached (what is finished is the answer)
+    _collect(out_tokens, out_scores, alive, torch.ones(B, dtype=torch.bool, device=device), scores, open_slots, history)
     return BeamResult(out_tokens, out_scores)
+
+
+def _collect(out_tokens: list[list[int]], out_scores: list[float], alive: torch.Tensor, which: torch.Tensor,
+             scores: torch.Tensor, open_slots: torch.Tensor, history: torch.Tensor) -> None:
+    """The best finished beam of each searched problem selected by ``which`` (B,), stored at its
+    input index ``alive[b]``."""
+    B, K = scores.shape
+    finished = (open_slots <= 0).view(B, K)
+    best = torch.where(finished, scores, float("-inf")).argmax(dim=1)  # (B,)
+    for b in which.nonzero().squeeze(1).tolist():
+        row = history[b * K + int(best[b])]
+        out_tokens[int(alive[b])] = [int(v) for v in row if v >= 0]
+        out_scores[int(alive[b])] = float(scores[b, best[b]])
 
 
 class PrefixDecoderMixin:

@@ -1,6 +1,6 @@
 """The behaviour every baseline solver (lstm, transformer, bert-gts, gpt2) must show, one table row
 per solver: it overfits eight problems, the gold likelihood rises, a beam's score is the likelihood
-of its expression, save/load round-trips, and untrained beams give valid expressions only.
+of its expression, save/load round-trips, and untrained beams give valid expressions only, the same batched as alone.
 Solver-specific checks stay in test_gpt2.py and test_bert_gts.py."""
 from dataclasses import dataclass, field
 
@@ -89,4 +89,9 @@ def test_untrained_beam_search_gives_valid_expressions_only(spec):
     solver.model = solver.build_model(solver.encoding)
     problems = toy_problems() + unseen_problems()
     for beam in (1, 4):
-        assert_valid_predictions(problems, solver.predict(problems, beam_size=beam))
+        batched = solver.predict(problems, beam_size=beam)
+        assert_valid_predictions(problems, batched)
+        # in a batch, settled problems leave the search (fewer rows for the rest): same answers as alone
+        alone = solver.predict(problems, beam_size=beam, batch_size=1)
+        assert [p.tokens for p in batched] == [p.tokens for p in alone]
+        assert [p.score for p in batched] == pytest.approx([p.score for p in alone], abs=1e-4)

@@ -55,3 +55,36 @@ def test_wider_beam_finds_the_single_leaf():
     assert [[TOKENS[i] for i in ids] for ids in result.tokens] == [["N1"]] * 2
     assert all(math.isclose(s, -1.0, abs_tol=1e-6) for s in result.scores)
 
+
+
+def _two_speed_step(calls):
+    """Problem 0 prefers N0 (settles at once); problem 1 prefers "*" until only leaves fit. The
+    state is each row's problem index, so it must follow the rows through reorders and drops."""
+    def step(state, prev):
+        calls.append(state.shape[0])
+        rows = torch.full((state.shape[0], len(TOKENS)), -5.0)
+        quick = state == 0
+        rows[quick, TOKENS.index("N0")] = -0.1
+        rows[~quick, TOKENS.index("*")] = -0.01
+        rows[~quick, TOKENS.index("N1")] = -0.5
+        return rows, state
+    return step
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_settled_problems_leave_the_batch(beam_size):
+    grammar, n = PrefixGrammar.from_tokens(TOKENS), torch.tensor([2, 2, 2])
+    problem_of_row = torch.tensor([0, 1, 0]).repeat_interleave(beam_size)  # problems 0 and 2 settle at once
+    results, row_counts = {}, {}
+    for drop in (True, False):
+        calls = []
+        results[drop] = beam_search(_two_speed_step(calls), lambda s, rows: s[rows], problem_of_row,
+                                    torch.zeros(3 * beam_size, dtype=torch.long), grammar, n, beam_size, 9,
+                                    drop_finished=drop)
+        row_counts[drop] = calls
+    assert results[True] == results[False]
+    assert [[TOKENS[i] for i in ids] for ids in results[True].tokens][0] == ["N0"]
+    assert len(row_counts[True]) > 3  # the slow problem kept the search going for several steps
+    assert row_counts[False] == [3 * beam_size] * len(row_counts[False])
+    assert row_counts[True][0] == 3 * beam_size and set(row_counts[True][1:]) == {beam_size}
+    assert len(row_counts[True]) == len(row_counts[False])

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import torch  # noqa: E402
 
 from mwp.readers import load_dataset  # noqa: E402
-from solver_speed import split  # noqa: E402
+from solver_speed import checkpoint_split, split  # noqa: E402
 from solvers.base import TrainConfig  # noqa: E402
 from solvers.gts_beam import beam_search  # noqa: E402
 from solvers.registry import build_solver, load_solver  # noqa: E402
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     ap.add_argument("--checkpoint", help="a trained GTS (bench/solver_speed.py --save); else train --epochs here")
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--hidden", type=int, default=512)
-    ap.add_argument("--seed", type=int, default=0, help="the split (use the checkpoint's seed)")
+    ap.add_argument("--seed", type=int, default=None, help="the split's seed (default: the checkpoint's, else 0)")
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--threads", type=int, default=2)
@@ -73,14 +73,16 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
 
     data = load_dataset("mawps", args.data)
-    train, _, test = split(data.problems, args.seed, 0.2, 0.0)
     if args.checkpoint:
         solver = load_solver(args.checkpoint, device="cpu")
+        _, test = checkpoint_split(solver, data.problems, args.seed)
         print(f"model: {args.checkpoint} ({solver.training_summary.get('epochs_run', '?')} epochs)", flush=True)
     else:
+        seed = 0 if args.seed is None else args.seed
+        train, _, test = split(data.problems, seed, 0.2, 0.0)
         solver = build_solver("gts", hidden_size=args.hidden, device="cpu")
         t0 = time.perf_counter()
-        solver.fit(train, [], TrainConfig(epochs=args.epochs, seed=args.seed, progress=False))
+        solver.fit(train, [], TrainConfig(epochs=args.epochs, seed=seed, progress=False))
         print(f"model: trained here, {args.epochs} epochs on {len(train)} problems "
               f"({time.perf_counter() - t0:.0f} s)", flush=True)
     model = solver.model.eval()

@@ -6,7 +6,7 @@ expression uses a value that occurs more than once in the text; the text has a w
 input vocabulary lacks (it reads ``<unk>``); the gold expression uses a constant; gold prefix length;
 number of quantities. Each subset line gives its size, so small subsets read as what they are.
 
-    .venv/bin/python bench/error_breakdown.py --checkpoint /tmp/gts80 --seed 0
+    .venv/bin/python bench/error_breakdown.py --checkpoint /tmp/gts80
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import torch  # noqa: E402
 from mwp.expr import Num, iter_nodes, quantity_slots  # noqa: E402
 from mwp.problem import Problem  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
-from solver_speed import split  # noqa: E402
+from solver_speed import checkpoint_split  # noqa: E402
 from solvers.evaluate import score_one  # noqa: E402
 from solvers.registry import load_solver  # noqa: E402
 from solvers.vocab import UNK  # noqa: E402
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", required=True, help="a trained solver's directory (bench/solver_speed.py --save)")
     ap.add_argument("--data", default=str(ROOT.parent / "shared/data/mawps/MAWPS.json"))
-    ap.add_argument("--seed", type=int, default=0, help="the split the checkpoint was trained on")
+    ap.add_argument("--seed", type=int, default=None, help="the split's seed (default: the one the checkpoint records)")
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", help="write per-subset counts as JSON here")
@@ -65,8 +65,8 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
 
     data = load_dataset("mawps", args.data)
-    _, _, test = split(data.problems, args.seed, 0.2, 0.0)
     solver = load_solver(args.checkpoint, device="cpu")
+    _, test = checkpoint_split(solver, data.problems, args.seed)
     known = {w for w in solver.encoding.input.words if w != UNK}
     predictions = solver.predict(test, beam_size=args.beam)
     table: dict[str, list[int]] = {}
@@ -76,7 +76,7 @@ def main(argv=None) -> int:
             table.setdefault(label, [0, 0])
             table[label][0] += 1
             table[label][1] += correct
-    print(f"{args.checkpoint}: seed {args.seed}, {len(test)} test problems, beam {args.beam}")
+    print(f"{args.checkpoint}: {len(test)} test problems of its split, beam {args.beam}")
     print(f"{'subset':28s} {'n':>4s} {'answer acc':>10s}")
     for label in sorted(table, key=lambda k: (k != "all", k)):
         n, right = table[label]

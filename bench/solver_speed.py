@@ -54,6 +54,20 @@ def split(problems, seed: int, test_fraction: float, valid_fraction: float):
     return train[n_valid:], train[:n_valid], test
 
 
+def checkpoint_split(solver, problems, seed: int | None = None):
+    """(train, test) of the seeded split a checkpoint saved by this script (``--save``) was trained
+    on: its seed and validation fraction come from the checkpoint unless ``seed`` is given. Exits
+    with a clear message when the training data's hash differs (another seed or data file), since
+    its "test" side would then overlap what the model was trained on."""
+    info = solver.training_summary
+    seed = int(info.get("seed", 0)) if seed is None else seed
+    train, _, test = split(problems, seed, 0.2, float(info.get("valid_fraction", 0.0)))
+    if data_hash(train) != solver.train_data_hash:
+        raise SystemExit(f"the checkpoint was not trained on the train side of the seed-{seed} split of this data "
+                         f"(training data hash differs): pass the --seed and --data it was trained with")
+    return train, test
+
+
 def matmul_flops(size: int = 2048, repeats: int = 10) -> float:
     a, b = torch.randn(size, size), torch.randn(size, size)
     a @ b

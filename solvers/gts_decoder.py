@@ -218,8 +218,13 @@ class GTSDecoder(nn.Module):
         lengths = target_mask.sum(1)
         order = torch.sort(lengths, descending=True, stable=True).indices
         target, ctx = target.index_select(0, order), ctx.select(order)
+        choose_at = [False] * L  # steps where some row's target value occurs at several slots
         if qty_class is not None:
             qty_class = qty_class.to(target.device).index_select(0, order)
+            slot = (target - self.n_ops - self.n_constants).clamp(0, qty_class.shape[1] - 1)  # (B, L)
+            class_size = (qty_class[:, :, None] == qty_class[:, None, :]).sum(-1)  # (B, Q)
+            repeated = (target >= self.n_ops + self.n_constants) & (class_size.gather(1, slot) > 1)
+            choose_at = (repeated & target_mask.index_select(0, order)).any(0).tolist()
         sorted_lengths = lengths.index_select(0, order).tolist()
         active = [sum(1 for n in sorted_lengths if n > t) for t in range(L)]  # rows decoding at step t
         plan = tree_plan([target[b, :n].tolist() for b, n in enumerate(sorted_lengths)], self.n_ops, L)
@@ -239,7 +244,7 @@ class GTSDecoder(nn.Module):
                                    self.left_goal(_pick(left_goals, parent)))
             logits, context = self.scores(rows, goal)
             tok = target[:n, t]
-            if qty_class is not None:
+            if choose_at[t]:
                 tok = self.best_equal_slot(logits, tok, qty_class[:n])
             logp = logits.float().log_softmax(-1).gather(1, tok[:, None]).squeeze(1)  # (n,)
             out = out.index_put((torch.arange(n, device=out.device), torch.full((n,), t, device=out.device)), logp)

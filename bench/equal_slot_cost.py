@@ -60,7 +60,7 @@ def main(argv=None) -> int:
                 model.loss(batch).backward()
             times[flag].append(time.perf_counter() - t0)
     on, off = min(times[True]), min(times[False])
-    print(f"{len(batches)} batches of 64 ({with_repeats} with a repeated value), hidden {args.hidden}, "
+    print(f"{len(batches)} batches of 64 ({with_repeats} with a value repeated in some text), hidden {args.hidden}, "
           f"torch threads {torch.get_num_threads()}, best of {args.repeats}")
     print(f"any_equal_slot on: {on:.2f} s; off (first slot): {off:.2f} s; ratio {on / off:.3f}")
     return 0

@@ -45,8 +45,7 @@ def main(argv=None) -> int:
     train, _, _ = split(load_dataset("mawps", args.data).problems, 0, 0.2, 0.0)
     encoding = build_encoding(train, min_count=2)
     batches = [encoding.batch(c) for c in length_bucketed(train, 64, random.Random(0))][: args.batches]
-    with_repeats = sum(bool((b.qty_class != torch.arange(b.qty_class.shape[1])).logical_and(b.qty_class >= 0).any())
-                       for b in batches)
+    with_repeats = sum(b.has_repeated_values for b in batches)
     models = {flag: GTSModel(GTSConfig(hidden_size=args.hidden, any_equal_slot=flag), encoding) for flag in (True, False)}
     models[False].load_state_dict(models[True].state_dict())
     times: dict[bool, list[float]] = {True: [], False: []}

@@ -264,10 +264,6 @@ class GTSDecoder(nn.Module):
 def tree_loss(decoder: GTSDecoder, ctx: DecoderContext, batch, any_equal_slot: bool) -> torch.Tensor:
     """Mean negative log-likelihood per target token of a :class:`solvers.vocab.Batch` (the public
     code's masked cross-entropy); ``any_equal_slot`` lets a repeated value come from any of its slots."""
-    qty_class = batch.qty_class
-    if not any_equal_slot or qty_class is None:
-        qty_class = None
-    elif not bool((qty_class != torch.arange(qty_class.shape[1], device=qty_class.device)[None]).logical_and(qty_class >= 0).any()):
-        qty_class = None  # no repeated value in this batch: skip the per-step choice
+    qty_class = batch.qty_class if any_equal_slot and batch.has_repeated_values else None
     logp = decoder.token_log_probs(ctx, batch.target, batch.target_mask, qty_class)
     return -logp.sum() / batch.target_mask.sum()

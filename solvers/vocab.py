@@ -115,6 +115,12 @@ class Batch:
     def size(self) -> int:
         return self.tokens.shape[0]
 
+    @property
+    def has_repeated_values(self) -> bool:
+        """Some problem of the batch has one value at two or more quantity slots."""
+        q = self.qty_class
+        return q is not None and bool(((q >= 0) & (q != torch.arange(q.shape[1], device=q.device))).any())
+
     def to(self, device: torch.device | str) -> "Batch":
         moved = {f.name: getattr(self, f.name) for f in fields(self)}
         for name, value in moved.items():

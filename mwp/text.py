@@ -1,7 +1,8 @@
 """Language-aware tokenization and sentence splitting, with every number kept as one token.
 
 English is split into words and punctuation; Chinese into characters (numbers, Latin words and
-fractions such as ``(1/2)`` stay whole). Sentences end at ``. ? !`` (and their full-width forms).
+fractions such as ``(1/2)`` stay whole). Sentences end at ``. ? !`` (and their full-width forms);
+clauses end there and at ``, ;`` too (the unit the augmentation operators and SD work on).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seven
 _EN_TOKEN_RE = re.compile(rf"(?<![\w)])-(?:{NUMBER_PATTERN})|{NUMBER_PATTERN}|[A-Za-z]+(?:'[A-Za-z]+)?|\S", re.UNICODE)
 _ZH_TOKEN_RE = re.compile(rf"{NUMBER_PATTERN}|[A-Za-z]+|\S", re.UNICODE)
 _SENTENCE_END = {".", "?", "!", "。", "？", "！", "．"}
+CLAUSE_END = frozenset({",", ";", "，", "；", *_SENTENCE_END})
 _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 _FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９％（）", "0123456789%()")
 
@@ -71,6 +73,27 @@ def split_sentences(tokens: list[str]) -> list[list[str]]:
     if current:
         sentences.append(current)
     return [s for s in sentences if any(t not in _SENTENCE_END for t in s)] or [tokens]
+
+
+def clause_spans(tokens: list[str]) -> list[tuple[int, int]]:
+    """(start, end) of every clause of ``tokens``: cut after ``, ;`` and sentence-final punctuation
+    (and their full-width forms); punctuation alone ("?!", ", .") joins the clause before it."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for i, tok in enumerate(tokens):
+        if tok in CLAUSE_END:
+            if any(t not in CLAUSE_END for t in tokens[start:i + 1]):
+                spans.append((start, i + 1))
+                start = i + 1
+            elif spans:
+                spans[-1] = (spans[-1][0], i + 1)
+                start = i + 1
+    if start < len(tokens):
+        if any(t not in CLAUSE_END for t in tokens[start:]) or not spans:
+            spans.append((start, len(tokens)))
+        else:
+            spans[-1] = (spans[-1][0], len(tokens))
+    return spans
 
 
 def detokenize(tokens: list[str], language: str = "en") -> str:

@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple, Sequence
 
 from mwp.expr import BinOp, Expr, Qty
 from mwp.problem import Problem, Provenance, Quantity
-from mwp.text import split_sentences
+from mwp.text import CLAUSE_END, clause_spans, split_sentences  # noqa: F401 (CLAUSE_END re-exported)
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,6 @@ UNIT_WORDS = frozenset(
     "dollars dollar cents cent $ hours hour minutes minute seconds second days day weeks week months month "
     "years year miles mile meters meter km kilometers cm inches inch feet foot yards yard pounds pound kg "
     "grams gram liters liter gallons gallon ounces ounce percent % degrees".split())
-CLAUSE_END = frozenset({",", ";", ".", "?", "!", "，", "；", "。", "？", "！", "．"})
 
 
 def is_cue(token: str, language: str) -> bool:
@@ -100,23 +99,7 @@ class Units(NamedTuple):
 
 
 def clause_units(problem: Problem) -> Units:
-    tokens = problem.tokens
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for i, tok in enumerate(tokens):
-        if tok in CLAUSE_END:
-            if i + 1 > start and any(t not in CLAUSE_END for t in tokens[start:i + 1]):
-                spans.append((start, i + 1))
-                start = i + 1
-            elif spans:  # punctuation alone ("?!") joins the clause before it
-                spans[-1] = (spans[-1][0], i + 1)
-                start = i + 1
-    if start < len(tokens):
-        if any(t not in CLAUSE_END for t in tokens[start:]) or not spans:
-            spans.append((start, len(tokens)))
-        else:
-            spans[-1] = (spans[-1][0], len(tokens))
-    return Units(tokens, spans, problem.quantity_positions())
+    return Units(problem.tokens, clause_spans(problem.tokens), problem.quantity_positions())
 
 
 class Slot(NamedTuple):

@@ -24,3 +24,12 @@ def test_number_tokens_and_detokenize():
     assert is_number_token("40%") and is_number_token("(1/2)") and is_number_token("1,000")
     assert not is_number_token("apples") and not is_number_token("3a")
     assert detokenize(["Tom", "has", "3", "apples", ",", "40", "%", "."]) == "Tom has 3 apples, 40%."
+
+
+def test_clauses_end_at_commas_semicolons_and_sentence_ends_and_lone_punctuation_joins():
+    from mwp.text import clause_spans
+
+    tokens = "There are 36 peaches , 4 boxes ; how many ? !".split()
+    assert clause_spans(tokens) == [(0, 5), (5, 8), (8, 12)]
+    assert clause_spans(["a", ",", ",", "b"]) == [(0, 3), (3, 4)]  # ", ," : the lone comma joins "a ,"
+    assert clause_spans([]) == []

@@ -30,18 +30,19 @@ def load(name: str, data: Path):
 
 
 def one_size(name: str, data: Path, fraction: float, cap: int | None) -> dict:
-    from tasks.augment import AugmentConfig, generate_candidates
-    from tasks.recombine import index_for
+    from tasks.augment.base import AugmentConfig
+    from tasks.augment.generate import generate_candidates
+    from tasks.augment.geca_index import index_for
 
     t0 = time.perf_counter()
     pool = load(name, data)
     pool = pool[: int(len(pool) * fraction)]
     t_load = time.perf_counter() - t0
-    cfg = AugmentConfig(per_round_cap=cap, seed=0)
+    cfg = AugmentConfig(per_round_cap=cap, per_problem_cap=2, seed=0)  # as docs/augmentation.md measured
     t1 = time.perf_counter()
     index = index_for(pool, cfg)
     t_index = time.perf_counter() - t1
-    batch = generate_candidates(pool, ["geca_op1", "geca_op2"], cfg, seed=0, round=1)
+    batch = generate_candidates(pool, cfg, 1)
     t_round = time.perf_counter() - t1
     by_op: dict[str, int] = {}
     for p in batch.candidates:

@@ -2,122 +2,184 @@
 
 Prefect runs in its ephemeral mode (no server needed) unless PREFECT_API_URL points at one.
 With no data option the built-in corpus and settings sized to finish in a few minutes on 2 CPU
-cores are used (``QUICK``); any option given explicitly overrides them.
+cores are used (``flows.params.QUICK_RUN``); any option given explicitly overrides them.
+Every loop parameter has an option: the training and augmentation options are made from the
+settings models' own fields, and ``--model KEY=VALUE`` sets any field of the solver's config.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import typing
+from pathlib import Path
 from typing import Any
 
-# Settings of the no-argument run: a small corpus and a small GTS, 3 rounds. Paper-scale settings
-# (hidden 512, 80 epochs, 7 rounds) are the defaults as soon as a data file is given.
-QUICK: dict[str, Any] = {"builtin_size": 600, "rounds": 3, "epochs": 12, "hidden_size": 128, "embedding_size": 64,
-                         "eval_every": 3, "max_per_round": 1500}
+SECTION_SEP = "__"  # argparse dest "<section>__<field>"; section "top" is LoopParams itself
+EXPLICIT_NONE = "\0none"  # "--per-round-cap none" (no limit), unlike an option not given (None)
+
+
+def _none_or(kind):
+    def parse(text: str):
+        return EXPLICIT_NONE if text.lower() in ("none", "null") else kind(text)
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _add_model_options(group, model_cls, section: str, skip: tuple[str, ...] = ()) -> None:
+    """One option per field of a settings model: ``--field-name``, typed, with its description and default."""
+    for name, info in model_cls.model_fields.items():
+        if name in skip:
+            continue
+        flag = "--" + name.replace("_", "-")
+        help_text = f"{info.description or name.replace('_', ' ')} (default {info.get_default(call_default_factory=True)})"
+        dest = f"{section}{SECTION_SEP}{name}"
+        annotation = info.annotation
+        args = typing.get_args(annotation)
+        if annotation is bool:
+            group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=help_text)
+        elif type(None) in args:  # Optional[int]
+            group.add_argument(flag, dest=dest, type=_none_or(args[0]), help=help_text + "; 'none' for no limit")
+        else:
+            group.add_argument(flag, dest=dest, type=annotation, help=help_text)
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key.strip(), json.loads(value)  # numbers, true/false, null
+    except json.JSONDecodeError:
+        return key.strip(), value  # a plain string (a path)
 
 
 def register(subparsers) -> None:
+    from flows.params import AugmentSettings, LoopParams, TrainSettings
+    from mwp.readers import FORMATS
+    from ranking.retention import POLICIES
+    from ranking.scores import SCORES
+    from solvers.registry import SOLVERS
+    from tasks.augment.registry import OPERATORS
+
     p = subparsers.add_parser("run", help="run the augmentation loop (Algorithm 1 of paper 003)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--format", dest="fmt", choices=["builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl", "problems"],
-                   help="data format (default: the built-in corpus); 'problems' reads compaug's own records, "
-                        "e.g. the folder `compaug sd` wrote, with --split FOLDER/split.json")
-    p.add_argument("path", nargs="?", help="data file for --format")
-    p.add_argument("--split", help="split file written by `compaug split`")
-    p.add_argument("--solver", default=None, choices=["gts", "lstm", "transformer", "bert-gts", "gpt2"])
-    p.add_argument("--pretrained", help="local folder of pretrained weights (bert-gts, gpt2)")
-    p.add_argument("--rounds", type=int, help="T, augmentation rounds (default 7; 3 for the quick built-in run)")
-    p.add_argument("--keep", type=float, help="fraction of verified candidates kept per round (default 0.2)")
-    p.add_argument("--score", choices=["confidence", "confidence-sum", "agreement", "loss-similarity", "random"])
-    p.add_argument("--operators", help="comma-separated operators (default geca_op1,geca_op2; also entity_substitution, problem_reordering, reverse_operation)")
-    p.add_argument("--epochs", type=int)
-    p.add_argument("--hidden", type=int, help="hidden size (default 512, the paper's GTS)")
-    p.add_argument("--embedding", type=int, help="embedding size (default 128)")
-    p.add_argument("--batch-size", type=int)
-    p.add_argument("--eval-every", type=int, help="validate every N epochs")
-    p.add_argument("--patience", type=int, help="early stopping patience in validations (0 = off)")
-    p.add_argument("--builtin-size", type=int, help="problems in the built-in corpus")
-    p.add_argument("--limit", type=int, help="use only the first N usable problems")
-    p.add_argument("--max-per-round", type=int, help="cap on candidates generated per round")
-    p.add_argument("--warm-start", action="store_true", help="retrain from the previous round's weights")
-    p.add_argument("--seed", type=int)
-    p.add_argument("--device", help="auto (default), cpu or cuda")
-    p.add_argument("--out", help="output directory (default ./runs)")
-    p.add_argument("--tracking-uri", help="MLflow tracking URI (default: sqlite in the output directory)")
+    data = p.add_argument_group("data")
+    data.add_argument("--format", dest="data__format", choices=FORMATS,
+                      help="data format (default: the built-in corpus); 'problems' reads compaug's own records, "
+                           "e.g. the folder `compaug sd` wrote, with --split FOLDER/split.json")
+    data.add_argument("path", nargs="?", help="data file for --format")
+    data.add_argument("--builtin-size", dest="data__builtin_size", type=int,
+                      help="problems in the built-in corpus (default 3000; 600 for the quick run)")
+    data.add_argument("--limit", dest="data__limit", type=int, help="use only the first N usable problems")
+    data.add_argument("--split", dest="top__split_file", help="split file written by `compaug split` or `compaug sd`")
+    for name in ("test_fraction", "valid_fraction", "iid_holdout_fraction"):
+        info = LoopParams.model_fields[name]
+        data.add_argument("--" + name.replace("_", "-"), dest=f"top__{name}", type=float,
+                          help=f"{info.description} (default {info.default})")
+
+    solver = p.add_argument_group("solver")
+    solver.add_argument("--solver", dest="solver__name", choices=SOLVERS, help="the solver (default gts)")
+    solver.add_argument("--device", dest="solver__device", help="auto (default), cpu, cuda or cuda:N")
+    solver.add_argument("--model", dest="model_options", type=_key_value, action="append", default=[],
+                        metavar="KEY=VALUE", help="a field of the solver's config, e.g. --model dropout=0.3 "
+                        "--model n_layers=1 --model min_count=1 (repeatable; unknown fields are refused)")
+    solver.add_argument("--hidden", type=int, help="the solver's hidden_size (512 for GTS; 128 for the quick run)")
+    solver.add_argument("--embedding", type=int, help="the solver's embedding_size (128; 64 for the quick run)")
+    solver.add_argument("--pretrained", help="the solver's pretrained_path: a local folder of weights (bert-gts, gpt2)")
+
+    _add_model_options(p.add_argument_group("training (each round)"), TrainSettings, "train")
+    augment = p.add_argument_group("augmentation")
+    augment.add_argument("--operators", help=f"comma-separated operators (default geca_op1,geca_op2); known: "
+                                             f"{', '.join(OPERATORS)}")
+    augment.add_argument("--max-per-round", dest="augment__per_round_cap", type=_none_or(int),
+                         help="the same as --per-round-cap")
+    _add_model_options(augment, AugmentSettings, "augment", skip=("operators",))
+
+    loop = p.add_argument_group("loop")
+    loop.add_argument("--rounds", dest="top__rounds", type=int, help="T, augmentation rounds (default 7; 3 for the quick run)")
+    loop.add_argument("--keep", dest="top__keep_fraction", type=float, help="fraction of verified candidates kept per round (default 0.2)")
+    loop.add_argument("--retention", dest="top__retention", choices=tuple(POLICIES), help="retention policy (default top-fraction)")
+    loop.add_argument("--score", dest="top__score", choices=tuple(SCORES), help="candidate score (default confidence)")
+    loop.add_argument("--warm-start", dest="top__warm_start", action="store_true", default=None,
+                      help="retrain from the previous round's weights")
+    loop.add_argument("--seed", dest="top__seed", type=int, help="default 0")
+    loop.add_argument("--out", dest="top__out_dir", help="output directory (default ./runs)")
+    loop.add_argument("--experiment", dest="top__experiment", help="MLflow experiment (default compaug-<format>)")
+    loop.add_argument("--tracking-uri", dest="top__tracking_uri", help="MLflow tracking URI (default: SQLite in the output directory)")
     p.add_argument("--params", help="JSON file of LoopParams (options given on the command line override it)")
     p.add_argument("--json", action="store_true", help="print the final summary as JSON")
+    for action in p._actions:  # show "--epochs EPOCHS", not the internal dest "TRAIN__EPOCHS"
+        if SECTION_SEP in action.dest and action.metavar is None and action.choices is None and action.nargs != 0:
+            action.metavar = action.dest.split(SECTION_SEP)[1].upper()
     p.set_defaults(handler=run_command)
 
 
-def params_from_args(args: argparse.Namespace):
-    from flows.params import LoopParams
+def _merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in overlay.items():
+        out[key] = _merge(out.get(key, {}), value) if isinstance(value, dict) else value
+    return out
 
-    base: dict[str, Any] = json.loads(open(args.params).read()) if args.params else {}
-    quick = args.fmt in (None, "builtin") and not args.path and not args.params
-    data = dict(base.get("data", {}))
-    solver = dict(base.get("solver", {}))
-    augment = dict(base.get("augment", {}))
-    top = {k: v for k, v in base.items() if k not in ("data", "solver", "augment")}
-    if quick:
-        data.setdefault("builtin_size", QUICK["builtin_size"])
-        top.setdefault("rounds", QUICK["rounds"])
-        solver.update({k: QUICK[q] for k, q in (("epochs", "epochs"), ("hidden_size", "hidden_size"),
-                                                  ("embedding_size", "embedding_size"), ("eval_every", "eval_every"))})
-        augment.setdefault("max_per_round", QUICK["max_per_round"])
-    if args.fmt:
-        data["format"] = args.fmt
+
+def params_from_args(args: argparse.Namespace):
+    from flows.params import QUICK_RUN, LoopParams
+
+    base: dict[str, Any] = json.loads(Path(args.params).read_text(encoding="utf-8")) if args.params else {}
+    quick = args.data__format in (None, "builtin") and not args.path and not args.params
+    values = _merge(QUICK_RUN, base) if quick else base
+    given: dict[str, Any] = {"data": {}, "solver": {"model": {}}, "train": {}, "augment": {}}
+    for dest, value in vars(args).items():
+        section, sep, name = dest.partition(SECTION_SEP)
+        if sep and value is not None:
+            (given if section == "top" else given[section])[name] = None if value == EXPLICIT_NONE else value
     if args.path:
-        data["path"] = args.path
-        data.setdefault("format", "jsonl")
-    for key, value in (("builtin_size", args.builtin_size), ("limit", args.limit)):
+        given["data"]["path"] = args.path
+        if not args.data__format and "format" not in values.get("data", {}):
+            given["data"]["format"] = "jsonl"
+    model = given["solver"]["model"]
+    model.update(dict(args.model_options))
+    for key, value in (("hidden_size", args.hidden), ("embedding_size", args.embedding),
+                       ("pretrained_path", args.pretrained)):
         if value is not None:
-            data[key] = value
-    for key, value in (("name", args.solver), ("pretrained_path", args.pretrained), ("epochs", args.epochs),
-                       ("hidden_size", args.hidden), ("embedding_size", args.embedding),
-                       ("batch_size", args.batch_size), ("eval_every", args.eval_every),
-                       ("patience", args.patience), ("device", args.device)):
-        if value is not None:
-            solver[key] = value
+            model[key] = value
     if args.operators:
-        augment["operators"] = [o.strip() for o in args.operators.split(",") if o.strip()]
-    if args.max_per_round is not None:
-        augment["max_per_round"] = args.max_per_round
-    for key, value in (("split_file", args.split), ("rounds", args.rounds), ("keep_fraction", args.keep),
-                       ("score", args.score), ("seed", args.seed), ("out_dir", args.out),
-                       ("tracking_uri", args.tracking_uri)):
-        if value is not None:
-            top[key] = value
-    if args.warm_start:
-        top["warm_start"] = True
-    return LoopParams(data=data, solver=solver, augment=augment, **top)
+        given["augment"]["operators"] = [o.strip() for o in args.operators.split(",") if o.strip()]
+    return LoopParams.model_validate(_merge(values, given))
 
 
 def format_summary(result: dict[str, Any]) -> str:
-    rows = result["rounds"]
-    acc_keys = sorted({k for r in rows for k in r if k.endswith("_answer_acc") and not k.startswith("valid")})
-    header = ["round", "pool", "cands", "kept", "cut"] + [k.removesuffix("_answer_acc") for k in acc_keys] + ["train s"]
+    from tasks.loop.record import table_row
+
+    records = result["rounds"]
+    test_sets = sorted({name for r in records for name in r.tests})
+    header = ["round", "pool", "cands", "kept", "cut"] + test_sets + ["train s"]
     lines = ["  ".join(f"{h:>8}" for h in header)]
-    for r in rows:
-        cut = r.get("confidence_cut")
-        cells = [r["round"], r["pool_size"], r.get("candidates", "-"), r.get("kept", "-"),
-                 f"{cut:.3f}" if isinstance(cut, float) else "-"]
-        cells += [f"{r[k]:.3f}" if r.get(k) is not None else "-" for k in acc_keys]
-        cells.append(f"{r.get('train_seconds', 0):.0f}")
+    for record in records:
+        row = table_row(record, test_sets)
+        cells = [row["round"], row["pool_size"], row["candidates"] if row["candidates"] is not None else "-",
+                 row["kept"] if row["kept"] is not None else "-",
+                 f"{row['confidence_cut']:.3f}" if row["confidence_cut"] is not None else "-"]
+        cells += [f"{row[f'{name}_answer_acc']:.3f}" if row[f"{name}_answer_acc"] is not None else "-"
+                  for name in test_sets]
+        cells.append(f"{row['train_seconds']:.0f}")
         lines.append("  ".join(f"{c:>8}" for c in cells))
     tracking = result["tracking_uri"]
-    ui_uri = tracking if tracking.startswith("sqlite:") else None
     lines += [
         "",
         f"run directory : {result['run_dir']}",
         f"final solver  : {result['final_checkpoint']}",
         f"MLflow        : experiment {result['experiment']!r}, parent run {result['mlflow_run_id']} at {tracking}",
     ]
-    if ui_uri:
-        lines.append(f"  open the UI : mlflow server --backend-store-uri {ui_uri} --host 127.0.0.1 --port 5000")
+    if tracking.startswith("sqlite:"):
+        lines.append(f"  open the UI : mlflow server --backend-store-uri {tracking} --host 127.0.0.1 --port 5000")
     lines.append(f"Prefect       : flow run {result.get('flow_run_id')} (artifacts 'compaug-...-rounds'; "
                  "`prefect server start` to browse a server's records)")
     return "\n".join(lines)
+
+
+def result_json(result: dict[str, Any]) -> str:
+    return json.dumps({**result, "rounds": [r.to_dict() for r in result["rounds"]]}, indent=2, default=str)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -136,5 +198,5 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"compaug run: {params.data.format} data, solver {params.solver.name}, {params.rounds} rounds, "
           f"keep {params.keep_fraction:.0%}; run directory {params.run_dir()}", flush=True)
     result = augment_loop(params)
-    print(json.dumps(result, indent=2, default=str) if args.json else format_summary(result))
+    print(result_json(result) if args.json else format_summary(result))
     return 0

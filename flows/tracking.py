@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
+
+from tasks.loop.record import RoundRecord
 
 PARENT_TAG = "mlflow.parentRunId"
 
@@ -38,7 +40,7 @@ def ensure_experiment(client, name: str, tracking_uri: str) -> str:
     return client.create_experiment(name, artifact_location=local_artifact_root(tracking_uri))
 
 
-def accuracy_figure(rows: list[Mapping[str, Any]]):
+def accuracy_figure(records: Sequence[RoundRecord]):
     """Answer accuracy of every evaluated set by round (and the pool's compound divergence to the
     compositional test set, when measured), as a matplotlib figure."""
     import matplotlib
@@ -48,11 +50,11 @@ def accuracy_figure(rows: list[Mapping[str, Any]]):
     from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    keys = sorted({k for r in rows for k in r if k.endswith("_answer_acc")})
-    for key in keys:
-        pts = [(r["round"], r[key]) for r in rows if r.get(key) is not None]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=key.removesuffix("_answer_acc"))
-    divergence = [(r["round"], r["compound_divergence"]) for r in rows if r.get("compound_divergence") is not None]
+    names = sorted({name for r in records for name in r.tests})
+    for name in names:
+        pts = [(r.round, r.tests[name].answer_acc) for r in records if name in r.tests]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    divergence = [(r.round, r.compound_divergence) for r in records if r.compound_divergence is not None]
     if divergence:
         ax.plot([p[0] for p in divergence], [p[1] for p in divergence], linestyle="--", marker="x", color="gray",
                 label="DBCA^c pool -> test")
@@ -61,7 +63,7 @@ def accuracy_figure(rows: list[Mapping[str, Any]]):
     ax.set_ylabel("answer accuracy / divergence")
     ax.set_title("Answer accuracy by round")
     ax.grid(alpha=0.3)
-    if keys or divergence:
+    if names or divergence:
         ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
@@ -123,11 +125,12 @@ class LoopTracker:
         self._save()
         return run.info.run_id
 
-    def log_round(self, round_index: int, record: Mapping[str, Any], epochs: Iterable[Mapping[str, Any]],
-                  kept_sample: list[dict] | None, flow_run_id: str | None) -> None:
+    def log_round(self, record: RoundRecord, epochs: Iterable[Mapping[str, Any]], kept_sample: list[dict] | None,
+                  flow_run_id: str | None) -> None:
         """Round-level numbers go on the parent with step = round. Rounds 1..T get a child run
         holding the per-epoch curves (step = epoch) and the kept sample; round 0, the baseline
         solver before any augmentation, has no child: its curves go on the parent as ``baseline_*``."""
+        round_index = record.round
         child = self.child(round_index, flow_run_id) if round_index > 0 else None
         target, prefix = (child, "") if child else (self.parent_run_id, "baseline_")
         for e in epochs:
@@ -137,27 +140,27 @@ class LoopTracker:
             for key in ("valid_answer_acc", "valid_equation_acc", "lr"):
                 if e.get(key) is not None:
                     self.client.log_metric(target, prefix + key, float(e[key]), step=step)
-        for key, value in record.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
-                self.client.log_metric(self.parent_run_id, key, float(value), step=round_index)
+        for key, value in record.metrics().items():
+            if value == value:  # NaN is not a metric
+                self.client.log_metric(self.parent_run_id, key, value, step=round_index)
                 if child:
-                    self.client.log_metric(child, key, float(value), step=round_index)
-        self.client.log_dict(target, dict(record), f"round_{round_index:02d}/metrics.json")
+                    self.client.log_metric(child, key, value, step=round_index)
+        self.client.log_dict(target, record.to_dict(), f"round_{round_index:02d}/metrics.json")
         if child:
             if kept_sample is not None:
                 self.client.log_dict(child, {"kept_sample": kept_sample}, f"round_{round_index:02d}/kept_sample.json")
             self.client.set_terminated(child, "FINISHED")
 
-    def log_plot(self, rows: list[Mapping[str, Any]]) -> None:
+    def log_plot(self, records: Sequence[RoundRecord]) -> None:
         import matplotlib.pyplot as plt
 
-        fig = accuracy_figure(rows)
+        fig = accuracy_figure(records)
         self.client.log_figure(self.parent_run_id, fig, "accuracy_by_round.png")
         plt.close(fig)
 
-    def log_final(self, checkpoint_dir: Path, rows: list[Mapping[str, Any]]) -> None:
+    def log_final(self, checkpoint_dir: Path, records: Sequence[RoundRecord]) -> None:
         self.client.log_artifacts(self.parent_run_id, str(checkpoint_dir), "final_solver")
-        self.client.log_dict(self.parent_run_id, {"rounds": list(rows)}, "rounds.json")
+        self.client.log_dict(self.parent_run_id, {"rounds": [r.to_dict() for r in records]}, "rounds.json")
 
     def finish(self, status: str = "FINISHED") -> None:
         self.client.set_terminated(self.parent_run_id, status)

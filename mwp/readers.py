@@ -373,6 +373,38 @@ def load_dataset(fmt: str, path=None, **builtin_options: Any) -> ReadResult:
     return READERS[fmt](path)
 
 
+@dataclass(frozen=True)
+class DataSpec:
+    """Which problems a run reads: a file (or a ``problems`` folder) in one of :data:`FORMATS`, or the
+    built-in corpus of ``builtin_size`` problems; ``limit`` keeps the first N usable problems."""
+
+    format: str = "builtin"
+    path: Path | None = None  # not for builtin
+    builtin_size: int = 3000  # problems the built-in corpus generates
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.format not in FORMATS:
+            raise ValueError(f"unknown format {self.format!r}; expected one of {', '.join(FORMATS)}")
+        if self.format == "builtin" and self.path is not None:
+            raise ValueError("the builtin corpus is generated, it takes no path")
+        if self.format != "builtin" and self.path is None:
+            raise ValueError(f"format {self.format!r} needs a path")
+        if self.builtin_size < 1 or (self.limit is not None and self.limit < 1):
+            raise ValueError("builtin_size and limit must be positive")
+
+    def read(self) -> ReadResult:
+        """Every record of the source, usable or skipped (``limit`` not applied)."""
+        if self.format == "builtin":
+            return load_dataset("builtin", n=self.builtin_size)
+        return load_dataset(self.format, self.path)
+
+    def load(self) -> tuple[ReadResult, list[Problem]]:
+        """The read result (usable and skipped records) and the problems a run uses (``limit`` applied)."""
+        result = self.read()
+        return result, (result.problems[: self.limit] if self.limit else list(result.problems))
+
+
 def summary(result: ReadResult, examples: int = 20) -> dict[str, Any]:
     """What ``compaug data describe --json`` prints: counts, skip reasons, languages, the histogram
     of expression depths, the number of distinct templates (and split sizes when the data has them)."""

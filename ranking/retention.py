@@ -34,3 +34,16 @@ def keep_above_threshold(scored: Sequence[Scored], threshold: float) -> tuple[li
     """Every candidate scoring at least ``threshold`` (ordered as :func:`keep_top_fraction`)."""
     kept = sorted((s for s in scored if s.score >= threshold), key=lambda s: (-s.score, s.id))
     return kept, (kept[-1].score if kept else None)
+
+
+# Retention policies by name (the one list the settings model and the CLI read): each takes the scored
+# candidates and the loop's keep fraction and returns the kept ones and the cut-off score.
+POLICIES = {
+    "top-fraction": keep_top_fraction,  # paper 003: the top 20% of all verified candidates
+}
+
+
+def retain(policy: str, scored: Sequence[Scored], fraction: float) -> tuple[list[Scored], float | None]:
+    if policy not in POLICIES:
+        raise ValueError(f"unknown retention policy {policy!r}; known: {', '.join(sorted(POLICIES))}")
+    return POLICIES[policy](scored, fraction)

@@ -13,6 +13,26 @@ from mwp.expr import Expr
 from mwp.problem import Problem
 
 
+def check_config(config: object, positive: Sequence[str] = (), non_negative: Sequence[str] = (),
+                 dropout: Sequence[str] = ()) -> None:
+    """Refuse a config whose named fields are out of range, with a message naming the field: sizes
+    and counts >= 1 (``positive``), ``non_negative`` >= 0, dropout rates in [0, 1)."""
+    for name in positive:
+        if not getattr(config, name) > 0:
+            raise ValueError(f"{name} must be positive, got {getattr(config, name)}")
+    for name in non_negative:
+        if not getattr(config, name) >= 0:
+            raise ValueError(f"{name} must be >= 0, got {getattr(config, name)}")
+    for name in dropout:
+        if not 0 <= getattr(config, name) < 1:
+            raise ValueError(f"{name} must lie in [0, 1), got {getattr(config, name)}")
+
+
+def check_heads(width: int, heads: int, width_name: str, heads_name: str) -> None:
+    if width % heads:
+        raise ValueError(f"{width_name} ({width}) must be a multiple of {heads_name} ({heads})")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     epochs: int = 80  # maximum number of epochs
@@ -26,7 +46,13 @@ class TrainConfig:
     seed: int = 0
     device: str = "auto"  # "auto" picks CUDA when available, else CPU
     progress: bool = True  # show a progress bar
-    grad_clip: float = 5.0
+    grad_clip: float = 5.0  # gradient norm clipping
+
+    def __post_init__(self) -> None:
+        check_config(self, positive=("epochs", "batch_size", "lr", "lr_halving_epochs", "eval_every", "beam_size",
+                                     "grad_clip"), non_negative=("weight_decay", "patience", "seed"))
+        if self.device != "auto" and not self.device.startswith(("cpu", "cuda")):
+            raise ValueError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
 
 
 @dataclass(frozen=True)

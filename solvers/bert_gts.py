@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from solvers.base import check_config, check_heads
 from solvers.gts_beam import beam_search
 from solvers.gts_decoder import DecoderContext, GTSDecoder, tree_loss
 from solvers.subword import subword_batch
@@ -38,6 +39,12 @@ class BertGTSConfig:
     max_output_length: int = 45  # beam search limit on prefix tokens
     min_count: int = 1  # input words seen fewer times in training become <unk> (word-level encoder only)
     any_equal_slot: bool = True  # as GTSConfig.any_equal_slot
+
+    def __post_init__(self) -> None:
+        check_config(self, positive=("bert_hidden_size", "bert_layers", "bert_heads", "bert_intermediate_size",
+                                     "embedding_size", "hidden_size", "max_input_tokens", "max_output_length",
+                                     "min_count"), non_negative=("encoder_lr_scale",), dropout=("dropout",))
+        check_heads(self.bert_hidden_size, self.bert_heads, "bert_hidden_size", "bert_heads")
 
 
 def _load_pretrained(path: str):

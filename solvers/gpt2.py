@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from solvers.base import check_config, check_heads
 from solvers.prefix_decoding import PrefixGrammar, beam_search
 from solvers.subword import subword_batch
 from solvers.torch_solver import TorchSolver
@@ -38,6 +39,11 @@ class GPT2SolverConfig:
     max_input_tokens: int = 256  # the problem text is cut to this many tokens
     max_output_length: int = 40  # longest prefix expression beam search may produce
     min_count: int = 1  # input words seen fewer times in training become <unk> (word-level only)
+
+    def __post_init__(self) -> None:
+        check_config(self, positive=("embedding_size", "n_layer", "n_head", "hidden_size", "max_input_tokens",
+                                     "max_output_length", "min_count"), dropout=("dropout",))
+        check_heads(self.embedding_size, self.n_head, "embedding_size", "n_head")
 
 
 def _special_name(token: str) -> str:

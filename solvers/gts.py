@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from solvers.base import check_config
 from solvers.fast_gru import BiGRU
 from solvers.gts_beam import beam_search
 from solvers.gts_decoder import DecoderContext, GTSDecoder, tree_loss
@@ -34,6 +35,10 @@ class GTSConfig:
     # Training: a target quantity whose value occurs several times in the text may come from any of
     # those positions, the one scored highest (the public code's num_stack); False = the first.
     any_equal_slot: bool = True
+
+    def __post_init__(self) -> None:
+        check_config(self, positive=("embedding_size", "hidden_size", "n_layers", "min_count", "max_output_length"),
+                     dropout=("dropout",))
 
     @classmethod
     def small_cpu(cls) -> "GTSConfig":

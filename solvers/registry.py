@@ -6,6 +6,7 @@ whose ``name`` attribute equals the registry name.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 from pathlib import Path
@@ -21,6 +22,7 @@ MODULES = {
     "gpt2": "solvers.gpt2",
 }
 ALIASES = {"seq2seq": "lstm", "bert_gts": "bert-gts"}  # module-style spellings
+SOLVERS = tuple(MODULES)  # the names the settings models and the CLI offer
 
 
 def solver_class(name: str) -> type[Solver]:
@@ -34,10 +36,28 @@ def solver_class(name: str) -> type[Solver]:
     raise KeyError(f"module {MODULES[name]} defines no Solver subclass with name {name!r}")
 
 
-def build_solver(name: str, **config: Any) -> Solver:
-    """A fresh, untrained solver; ``config`` are fields of the solver's config dataclass (plus
-    ``device``). An unknown field is an error."""
-    return solver_class(name)(**config)
+def solver_config(name: str, options: dict[str, Any]) -> Any:
+    """The solver's frozen config dataclass built from ``options``; an unknown option or a value the
+    config refuses is a ValueError naming it (and, for an unknown one, the options there are)."""
+    config_class = solver_class(name).config_class
+    known = {f.name for f in dataclasses.fields(config_class)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ValueError(f"solver {name!r} has no option {', '.join(unknown)}; its options: {', '.join(sorted(known))}")
+    try:
+        return config_class(**options)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"solver {name!r}: {err}") from err
+
+
+def build_solver(name: str, config: Any = None, device: str = "auto", **options: Any) -> Solver:
+    """A fresh, untrained solver from its config object, or from ``options`` (fields of the solver's
+    config dataclass). An unknown field is an error."""
+    if config is None:
+        config = solver_config(name, options)
+    elif options:
+        raise TypeError("give the solver a config object or options, not both")
+    return solver_class(name)(config, device=device)
 
 
 def load_solver(directory: str | Path, device: str = "auto") -> Solver:

@@ -11,6 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from solvers.base import check_config
 from solvers.prefix_decoding import PrefixDecoderMixin, PrefixGrammar
 from solvers.torch_solver import TorchSolver
 from solvers.vocab import Encoding
@@ -24,6 +25,10 @@ class Seq2SeqConfig:
     decoder_layers: int = 2  # decoder LSTM layers (initialized from the encoder's final states)
     dropout: float = 0.5
     max_output_len: int = 40  # longest prefix expression beam search may produce
+
+    def __post_init__(self) -> None:
+        check_config(self, positive=("embedding_size", "hidden_size", "encoder_layers", "decoder_layers",
+                                     "max_output_len"), dropout=("dropout",))
 
 
 def slot_embeddings(num_pos: torch.Tensor, num_mask: torch.Tensor, seq_len: int, table: nn.Embedding) -> torch.Tensor:

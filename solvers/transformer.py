@@ -13,6 +13,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from solvers.base import check_config, check_heads
 from solvers.prefix_decoding import PrefixDecoderMixin, PrefixGrammar
 from solvers.torch_solver import TorchSolver
 from solvers.vocab import Encoding
@@ -28,6 +29,11 @@ class TransformerConfig:
     decoder_layers: int = 3
     dropout: float = 0.1
     max_output_len: int = 40  # longest prefix expression beam search may produce
+
+    def __post_init__(self) -> None:
+        check_config(self, positive=("embedding_size", "hidden_size", "n_heads", "encoder_layers", "decoder_layers",
+                                     "max_output_len"), dropout=("dropout",))
+        check_heads(self.embedding_size, self.n_heads, "embedding_size", "n_heads")
 
 
 def sinusoidal_positions(length: int, dim: int, device) -> torch.Tensor:

@@ -1,11 +1,14 @@
 """The house rule of ../shared/GUIDE.md: solvers/, ranking/, mwp/ and the pure parts of tasks/ never
-import prefect or mlflow (only tasks/steps.py, the Prefect edge, and flows/ do)."""
+import prefect or mlflow (only the flows' Prefect edges, tasks/*/steps.py, and flows/ do), and arrows
+point down only: flows -> tasks -> (solvers, ranking) -> mwp."""
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EDGE = {"tasks.steps"}
+EDGE = {"tasks.loop.steps", "tasks.dbca.steps"}  # one module of Prefect tasks per flow family
+PURE_PACKAGES = ("tasks.augment", "tasks.dbca", "tasks.loop")
 
 
 def _modules():
@@ -18,7 +21,9 @@ def _modules():
 
 def test_pure_layers_import_neither_prefect_nor_mlflow():
     modules = list(_modules())
-    assert "tasks.recombine" in modules and "solvers.gts" in modules and "ranking.scores" in modules
+    assert "tasks.augment.geca" in modules and "solvers.gts" in modules and "ranking.scores" in modules
+    for package in PURE_PACKAGES:  # every folder of tasks/ is covered
+        assert any(m.startswith(package + ".") for m in modules), package
     script = ("import importlib, sys\n"
               f"for name in {modules!r}:\n"
               "    importlib.import_module(name)\n"
@@ -36,4 +41,20 @@ def test_solvers_and_ranking_do_not_import_flows_or_task_edges():
             text = path.read_text(encoding="utf-8")
             if "from flows" in text or "import flows" in text or "from tasks" in text:
                 offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
+
+
+def test_the_prefect_edges_are_the_only_task_modules_that_import_prefect():
+    offenders = []
+    for path in (ROOT / "tasks").rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        text = path.read_text(encoding="utf-8")
+        if name not in EDGE and re.search(r"^\s*(import|from) (prefect|mlflow)\b", text, re.MULTILINE):
+            offenders.append(name)
+    assert offenders == []
+
+
+def test_tasks_never_import_flows():
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "tasks").rglob("*.py")
+                 if "from flows" in p.read_text(encoding="utf-8") or "import flows" in p.read_text(encoding="utf-8")]
     assert offenders == []

@@ -8,15 +8,15 @@ import pytest
 from flows.augment_loop import FAULT_ENV, augment_loop
 from flows.params import LoopParams
 from mwp.problem import read_problems_jsonl
-from tasks import pool as pool_io
+from tasks.loop import rundir
 
 
 def tiny_params(tmp_path, **overrides) -> LoopParams:
     base = {
         "data": {"format": "builtin", "builtin_size": 120},
-        "solver": {"name": "gts", "embedding_size": 16, "hidden_size": 16, "epochs": 2, "batch_size": 32,
-                   "beam_size": 2},
-        "augment": {"operators": ["geca_op1", "geca_op2"], "max_per_round": 300, "max_per_source": 4},
+        "solver": {"name": "gts", "model": {"embedding_size": 16, "hidden_size": 16}},
+        "train": {"epochs": 2, "batch_size": 32, "beam_size": 2},
+        "augment": {"operators": ["geca_op1", "geca_op2"], "per_round_cap": 300, "per_problem_cap": 4},
         "rounds": 2,
         "keep_fraction": 0.2,
         "seed": 3,
@@ -35,24 +35,24 @@ def finished_run(prefect_harness, tmp_path_factory):
 def test_pool_grows_by_exactly_the_kept_count_each_round(finished_run):
     params, result = finished_run
     rows = result["rounds"]
-    assert [r["round"] for r in rows] == [0, 1, 2]
+    assert [r.round for r in rows] == [0, 1, 2]
     for before, after in zip(rows, rows[1:]):
-        assert after["kept"] > 0
-        assert after["pool_size"] == before["pool_size"] + after["kept"]
-        assert after["kept"] == math.ceil(0.2 * after["verified"])
+        assert after.generation.kept > 0
+        assert after.pool_size == before.pool_size + after.generation.kept
+        assert after.generation.kept == math.ceil(0.2 * after.generation.verified)
     run_dir = params.run_dir()
     for r in (1, 2):
-        pool = read_problems_jsonl(pool_io.round_dir(run_dir, r) / "pool.jsonl")
-        assert len(pool) == rows[r]["pool_size"]
+        pool = read_problems_jsonl(rundir.round_dir(run_dir, r) / "pool.jsonl")
+        assert len(pool) == rows[r].pool_size
         assert len({p.id for p in pool}) == len(pool)
 
 
 def test_kept_problems_are_the_highest_scored_verified_candidates(finished_run):
     params, _ = finished_run
     for r in (1, 2):
-        rd = pool_io.round_dir(params.run_dir(), r)
-        scored = pool_io.read_scored(rd / "scored.jsonl")
-        kept = pool_io.read_scored(rd / "kept.jsonl")
+        rd = rundir.round_dir(params.run_dir(), r)
+        scored = rundir.read_scored(rd / "scored.jsonl")
+        kept = rundir.read_scored(rd / "kept.jsonl")
         candidates = read_problems_jsonl(rd / "candidates.jsonl")
         assert [p.id for p, _ in scored] == [p.id for p in candidates]
         ranked = sorted(((s, p.id) for p, s in scored if s == s), key=lambda t: (-t[0], t[1]))
@@ -70,13 +70,14 @@ def test_round_files_exist(finished_run):
     run_dir = params.run_dir()
     assert (run_dir / "data" / "train.jsonl").exists() and (run_dir / "data" / "test_iid.jsonl").exists()
     for r in (0, 1, 2):
-        rd = pool_io.round_dir(run_dir, r)
+        rd = rundir.round_dir(run_dir, r)
         assert (rd / "metrics.json").exists()
         assert (rd / "checkpoint").is_dir() and any((rd / "checkpoint").iterdir())
     for r in (1, 2):
-        assert (pool_io.round_dir(run_dir, r) / "kept.jsonl").exists()
-    metrics = json.loads((pool_io.round_dir(run_dir, 2) / "metrics.json").read_text())
-    assert 0.0 <= metrics["iid_answer_acc"] <= 1.0
+        assert (rundir.round_dir(run_dir, r) / "kept.jsonl").exists()
+    metrics = json.loads((rundir.round_dir(run_dir, 2) / "metrics.json").read_text())
+    assert 0.0 <= metrics["tests"]["iid"]["answer_acc"] <= 1.0
+    assert rundir.read_record(run_dir, 2) == result["rounds"][2]  # the record round-trips through its file
 
 
 def test_mlflow_holds_one_parent_and_a_child_per_round_with_stepped_metrics(finished_run):
@@ -113,20 +114,20 @@ def test_resume_after_a_failure_skips_finished_rounds_and_ends_with_the_same_poo
     with pytest.raises(Exception, match="injected failure"):
         augment_loop(params)
     run_dir = params.run_dir()
-    assert pool_io.completed_rounds(run_dir) == [0, 1]
-    stamps = {r: (pool_io.round_dir(run_dir, r) / "metrics.json").stat().st_mtime_ns for r in (0, 1)}
-    weights = {r: sorted(p.stat().st_mtime_ns for p in (pool_io.round_dir(run_dir, r) / "checkpoint").iterdir())
+    assert rundir.completed_rounds(run_dir) == [0, 1]
+    stamps = {r: (rundir.round_dir(run_dir, r) / "metrics.json").stat().st_mtime_ns for r in (0, 1)}
+    weights = {r: sorted(p.stat().st_mtime_ns for p in (rundir.round_dir(run_dir, r) / "checkpoint").iterdir())
                for r in (0, 1)}
     monkeypatch.delenv(FAULT_ENV)
     resumed = augment_loop(params)
     for r in (0, 1):  # not retrained, not rewritten
-        assert (pool_io.round_dir(run_dir, r) / "metrics.json").stat().st_mtime_ns == stamps[r]
-        assert sorted(p.stat().st_mtime_ns for p in (pool_io.round_dir(run_dir, r) / "checkpoint").iterdir()) == weights[r]
-    final = [p.to_dict() for p in read_problems_jsonl(pool_io.round_dir(run_dir, 2) / "pool.jsonl")]
+        assert (rundir.round_dir(run_dir, r) / "metrics.json").stat().st_mtime_ns == stamps[r]
+        assert sorted(p.stat().st_mtime_ns for p in (rundir.round_dir(run_dir, r) / "checkpoint").iterdir()) == weights[r]
+    final = [p.to_dict() for p in read_problems_jsonl(rundir.round_dir(run_dir, 2) / "pool.jsonl")]
     expected = [p.to_dict() for p in read_problems_jsonl(
-        pool_io.round_dir(tiny_params(tmp_path / "reference").run_dir(), 2) / "pool.jsonl")]
+        rundir.round_dir(tiny_params(tmp_path / "reference").run_dir(), 2) / "pool.jsonl")]
     assert final == expected
-    assert [r["pool_size"] for r in resumed["rounds"]] == [r["pool_size"] for r in reference["rounds"]]
+    assert [r.pool_size for r in resumed["rounds"]] == [r.pool_size for r in reference["rounds"]]
 
 
 def test_a_split_file_gives_comdiv_and_iid_sets_and_the_pools_compound_divergence(prefect_harness, tmp_path):
@@ -137,15 +138,16 @@ def test_a_split_file_gives_comdiv_and_iid_sets_and_the_pools_compound_divergenc
     split = {"method": "comdiv", "k": 5, "parameters": {"k": 5, "seed": 0, "window": 4, "compound_alpha": 0.1},
              "train": [p.id for p in corpus if p.id not in deep], "test": deep}
     (tmp_path / "split.json").write_text(json.dumps(split))
-    params = tiny_params(tmp_path, rounds=1, split_file=str(tmp_path / "split.json"))
+    params = tiny_params(tmp_path, rounds=1, split_file=str(tmp_path / "split.json"))  # no stored labeler: fitted once
     result = augment_loop(params)
     run_dir = params.run_dir()
     assert sorted(p.stem for p in (run_dir / "data").glob("test_*.jsonl")) == ["test_comdiv", "test_iid"]
     assert {p.id for p in read_problems_jsonl(run_dir / "data" / "test_comdiv.jsonl")} == set(deep)
     rows = result["rounds"]
-    assert all(0.0 < r["compound_divergence"] <= 1.0 for r in rows)
-    assert all("comdiv_answer_acc" in r and "iid_answer_acc" in r for r in rows)
-    assert (run_dir / "data" / "quantity_labeler.joblib").exists()  # fitted once, reused by round 1
+    assert all(0.0 < r.compound_divergence <= 1.0 for r in rows)
+    assert all(set(r.tests) == {"comdiv", "iid"} for r in rows)
+    labeler = json.loads((run_dir / "data" / "quantity_labeler.json").read_text())  # JSON, never a pickle
+    assert labeler["k"] == 5
 
 
 def test_resuming_after_the_data_changed_is_refused(prefect_harness, tmp_path):

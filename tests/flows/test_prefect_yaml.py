@@ -49,7 +49,7 @@ def test_fingerprint_changes_with_results_relevant_parameters_only():
     a = LoopParams()
     assert a.fingerprint() == LoopParams(out_dir="elsewhere", tracking_uri="sqlite:///x.db").fingerprint()
     assert a.fingerprint() != LoopParams(seed=1).fingerprint()
-    assert a.fingerprint() != LoopParams(solver={"hidden_size": 256}).fingerprint()
+    assert a.fingerprint() != LoopParams(solver={"model": {"hidden_size": 256}}).fingerprint()
     assert a.fingerprint() == LoopParams(rounds=9).fingerprint()  # more rounds continue the same run
 
 

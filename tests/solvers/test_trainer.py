@@ -78,8 +78,10 @@ def test_registry():
     for name in MODULES:  # every registered module defines a solver under that name
         assert solver_class(name).name == name
     assert solver_class("seq2seq").name == "lstm"
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="gts' has no option hidden; its options: .*hidden_size"):
         build_solver("gts", hidden=16)
+    with pytest.raises(ValueError, match="dropout must lie in"):
+        build_solver("gts", dropout=1.0)
 
 
 def test_best_epoch_is_chosen_on_validation_and_restored():

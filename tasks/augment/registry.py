@@ -1,15 +1,16 @@
-"""The augmentation operators, selectable by name: ``OPERATORS[name](problems, config, seed, round)``
-returns a :class:`CandidateBatch` of unverified candidates and counted rejections.
+"""The augmentation operators by name (the one list the settings models and the CLI read):
+``OPERATORS[name](problems, config, seed, round)`` returns a :class:`CandidateBatch` of unverified
+candidates and counted rejections.
 
 Not offered: paraphrasing and back-translation (papers 000/004) need translation or paraphrase model
 weights that cannot be downloaded here; asking for them raises an error that says so."""
 from __future__ import annotations
 
-from tasks.operators.base import AugmentConfig, CandidateBatch, Operator
-from tasks.operators.entity import entity_substitution
-from tasks.operators.geca import geca_op1, geca_op2
-from tasks.operators.reorder import problem_reordering
-from tasks.operators.reverse import reverse_operation
+from tasks.augment.base import AugmentConfig, CandidateBatch, Operator
+from tasks.augment.entity import entity_substitution
+from tasks.augment.geca import geca_op1, geca_op2
+from tasks.augment.reorder import problem_reordering
+from tasks.augment.reverse import reverse_operation
 
 OPERATORS: dict[str, Operator] = {
     "geca_op1": geca_op1,

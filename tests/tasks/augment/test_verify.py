@@ -4,7 +4,7 @@ from fractions import Fraction
 
 from mwp.expr import BinOp, Num, Qty
 from mwp.problem import build_problem
-from tasks.verify import dedupe, rejection_reason, verify
+from tasks.augment.verify import dedupe, rejection_reason, verify
 
 
 def toy():

@@ -1,15 +1,127 @@
-"""Operations 1 and 2 of paper 003 as operators: seeded sampling over the hashed fragment index,
-a few candidates per source problem, never a pairwise comparison of problems."""
+"""Operations 1 and 2 of paper 003 (section 3, Figure 3) and the two operators built on them: seeded
+sampling over the hashed fragment index (tasks/augment/geca_index.py), a few candidates per source
+problem, never a pairwise comparison of problems.
+
+Operation 1 pairs a question clause of q with a statement clause of q' *in the same environment*
+(the Figure 3a reading: the question asks for the very quantity the statement gives) and puts q's
+narrative in place of that statement; the expressions compose. Operation 2 takes a fragment f1 of a
+statement clause of q, one of f1's environments anywhere in the pool and another fragment f2 of that
+environment, and replaces every occurrence of f1 in q by f2; the expression is kept.
+"""
 from __future__ import annotations
 
 from typing import Sequence
 
 import numpy as np
 
+from mwp.expr import Qty, quantity_slots, substitute
 from mwp.problem import Problem
-from tasks.operators.base import AugmentConfig, CandidateBatch, is_cue, rng_for
-from tasks.recombine import (donor_ok, index_for, operation1, operation2, render,
-                             used_quantity_in_clause)
+from mwp.text import CLAUSE_END
+from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, is_cue, rng_for
+from tasks.augment.geca_index import Fragment, index_for, render
+
+
+def used_quantity_in_clause(problem: Problem, units: Units, clause: int) -> int | None:
+    """The slot of the one quantity of ``clause`` that the expression uses, else None."""
+    start, end = units.spans[clause]
+    used = set(quantity_slots(problem.expression))
+    inside = [j for j, pos in enumerate(units.qty_pos) if start <= pos < end and j in used]
+    return inside[0] if len(inside) == 1 else None
+
+
+def donor_ok(problem: Problem, units: Units) -> bool:
+    """A question donor needs a narrative (>= 2 clauses) and no used quantity in its question."""
+    if len(units.spans) < 2:
+        return False
+    q_start = units.spans[-1][0]
+    used = set(quantity_slots(problem.expression))
+    return not any(pos >= q_start and j in used for j, pos in enumerate(units.qty_pos))
+
+
+def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, donor_units: Units,
+               detail: str, round_: int) -> Problem | str:
+    """q' = host with its statement ``clause`` replaced by the donor's narrative (all clauses but its
+    question); expression = host's with the clause's quantity replaced by the donor's expression.
+    Returns the new problem, or a reason string."""
+    if clause >= len(host_units.spans) - 1:
+        return "op1_question_clause"
+    slot = used_quantity_in_clause(host, host_units, clause)
+    if slot is None:
+        return "op1_clause_not_one_used_quantity"
+    if not donor_ok(donor, donor_units):
+        return "op1_donor_question_holds_quantity"
+    start, end = host_units.spans[clause]
+    narrative = list(donor_units.tokens[:donor_units.spans[-1][0]])
+    if narrative[-1] in CLAUSE_END and host_units.tokens[end - 1] in CLAUSE_END:
+        narrative[-1] = host_units.tokens[end - 1]  # the narrative ends as the clause it replaces did
+    tokens = host_units.tokens[:start] + narrative + host_units.tokens[end:]
+    shift = len(narrative) - (end - start)
+    offset = len(host.quantities)
+    slots = [Slot(pos if pos < start else pos + shift, j, q.value, q.surface)
+             for j, (pos, q) in enumerate(zip(host_units.qty_pos, host.quantities)) if not start <= pos < end]
+    slots += [Slot(start + pos, offset + j, q.value, q.surface)
+              for j, (pos, q) in enumerate(zip(donor_units.qty_pos, donor.quantities)) if pos < len(narrative)]
+    shifted = substitute(donor.expression, {j: Qty(offset + j) for j in set(quantity_slots(donor.expression))})
+    draft = substitute(host.expression, {slot: shifted})
+    return assemble(tokens, slots, draft, host.language, (host.id, donor.id), "geca_op1", detail, round_,
+                    host.provenance.source)
+
+
+def _find(tokens: Sequence[str], span: Sequence[str], start: int, end: int, blocked: set[int]) -> int:
+    n = len(span)
+    for i in range(start, end - n + 1):
+        if tuple(tokens[i:i + n]) == tuple(span) and not blocked.intersection(range(i, i + n)):
+            return i
+    return -1
+
+
+def replace_fragment(units: Units, old: Fragment, new: Fragment) -> tuple[list[str], dict[int, int], int]:
+    """Every occurrence of ``old`` (its spans in order inside one clause) replaced by ``new``; the
+    new tokens, old->new position of every kept token, and the number of replacements."""
+    blocked = set(units.qty_pos)
+    edits: list[tuple[int, int, tuple[str, ...]]] = []  # (start, end, replacement)
+    for c_start, c_end in units.spans:
+        pos = c_start
+        while True:
+            found, spans = pos, []
+            for span in old:
+                at = _find(units.tokens, span, found, c_end, blocked)
+                if at < 0:
+                    break
+                spans.append((at, at + len(span)))
+                found = at + len(span) + (1 if len(old) > 1 else 0)
+            if len(spans) != len(old):
+                break
+            edits += [(a, b, tuple(rep)) for (a, b), rep in zip(spans, new)]
+            pos = spans[-1][1]
+    tokens: list[str] = []
+    moved: dict[int, int] = {}
+    prev = 0
+    for a, b, rep in edits:
+        for i in range(prev, a):
+            moved[i] = len(tokens)
+            tokens.append(units.tokens[i])
+        tokens.extend(rep)
+        prev = b
+    for i in range(prev, len(units.tokens)):
+        moved[i] = len(tokens)
+        tokens.append(units.tokens[i])
+    return tokens, moved, len(edits) // max(len(old), 1)
+
+
+def operation2(problem: Problem, units: Units, old: Fragment, new: Fragment, detail: str,
+               round_: int) -> Problem | str:
+    """Every occurrence of ``old`` in the problem (question included) replaced by ``new``; same
+    expression. Returns the new problem, or a reason string."""
+    if len(old) != len(new):
+        return "op2_span_count_differs"
+    tokens, moved, count = replace_fragment(units, old, new)
+    if count == 0:
+        return "op2_fragment_not_found"
+    slots = [Slot(moved[pos], j, q.value, q.surface)
+             for j, (pos, q) in enumerate(zip(units.qty_pos, problem.quantities))]
+    return assemble(tokens, slots, problem.expression, problem.language, (problem.id,), "geca_op2", detail,
+                    round_, problem.provenance.source)
 
 
 def _question_clauses(index) -> np.ndarray:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from mwp.problem import Problem
-from tasks.operators.base import AugmentConfig, CandidateBatch, Slot, assemble, rng_for
-from tasks.operators.entity import load_names
+from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, assemble, rng_for
+from tasks.augment.entity import load_names
 
 _END = {".", "!", "?"}
 

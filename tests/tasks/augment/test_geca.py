@@ -3,11 +3,10 @@ from fractions import Fraction
 
 from mwp.expr import to_infix
 from mwp.problem import build_problem
-from tasks.operators.base import AugmentConfig, clause_units
-from tasks.operators.geca import geca_op1, geca_op2
-from tasks.recombine import (alternatives, build_index, environment, fragments, operation1, operation2,
-                             skeleton)
-from tasks.verify import verify
+from tasks.augment.base import AugmentConfig, clause_units
+from tasks.augment.geca import geca_op1, geca_op2, operation1, operation2
+from tasks.augment.geca_index import alternatives, build_index, environment, fragments, skeleton
+from tasks.augment.verify import verify
 
 CFG = AugmentConfig()
 

@@ -1,16 +1,20 @@
-"""tasks/training.py: train / warm-start / evaluate / score from files, with a tiny real GTS."""
+"""tasks/loop/training.py: train / warm-start / evaluate / score from files, with a tiny real GTS."""
 import math
+from dataclasses import replace
 
 import pytest
 import torch
 
 from ranking.scores import confidence
 from solvers.registry import load_solver
-from tasks.training import evaluate_checkpoint, relative_gap, score_with_checkpoint, train_solver
+from solvers.base import TrainConfig
+from solvers.gts import GTSConfig
+from tasks.loop.record import SetMetrics, relative_gap
+from tasks.loop.training import evaluate_checkpoint, score_with_checkpoint, train_solver
 from tests.solvers.toy_problems import toy_problems
 
-SETTINGS = {"name": "gts", "embedding_size": 16, "hidden_size": 16, "epochs": 3, "batch_size": 8, "lr": 1e-2,
-            "weight_decay": 0.0, "patience": 0, "eval_every": 1, "beam_size": 2, "device": "cpu"}
+GTS = GTSConfig(embedding_size=16, hidden_size=16)
+TRAIN = TrainConfig(epochs=3, batch_size=8, lr=1e-2, weight_decay=0.0, beam_size=2, device="cpu", progress=False)
 
 
 def _weights(directory):
@@ -20,16 +24,16 @@ def _weights(directory):
 
 def test_warm_start_continues_from_the_previous_weights(tmp_path):
     problems = toy_problems()
-    first = train_solver(problems, problems[:4], SETTINGS, tmp_path / "a", seed=0, progress=False)
+    first = train_solver(problems, problems[:4], "gts", GTS, TRAIN, tmp_path / "a")
     assert first.train_size == 8 and len(first.epochs) == 3
     # A learning rate too small to move anything: a warm start must end where it began ...
-    frozen = dict(SETTINGS, lr=1e-12, epochs=1)
-    train_solver(problems, problems[:4], frozen, tmp_path / "b", seed=0, progress=False, warm_start_from=tmp_path / "a")
+    frozen = replace(TRAIN, lr=1e-12, epochs=1)
+    train_solver(problems, problems[:4], "gts", GTS, frozen, tmp_path / "b", warm_start_from=tmp_path / "a")
     before, after = _weights(tmp_path / "a"), _weights(tmp_path / "b")
     assert before.keys() == after.keys()
     assert all(torch.allclose(before[k], after[k], atol=1e-6) for k in before)
     # ... while training from scratch with the same settings starts from fresh random weights.
-    train_solver(problems, problems[:4], frozen, tmp_path / "c", seed=1, progress=False)
+    train_solver(problems, problems[:4], "gts", GTS, replace(frozen, seed=1), tmp_path / "c")
     scratch = _weights(tmp_path / "c")
     assert any(not torch.allclose(before[k], scratch[k], atol=1e-3) for k in before)
 
@@ -38,10 +42,10 @@ def test_evaluate_and_score_from_a_checkpoint(tmp_path):
     from mwp.problem import write_jsonl
 
     problems = toy_problems()
-    train_solver(problems, problems[:4], SETTINGS, tmp_path / "ckpt", seed=0, progress=False)
+    train_solver(problems, problems[:4], "gts", GTS, TRAIN, tmp_path / "ckpt")
     write_jsonl(problems, tmp_path / "test.jsonl")
     metrics = evaluate_checkpoint(tmp_path / "ckpt", {"iid": tmp_path / "test.jsonl"}, beam_size=2, device="cpu")
-    assert metrics["iid"]["n"] == 8 and 0.0 <= metrics["iid"]["answer_acc"] <= 1.0
+    assert metrics["iid"].n == 8 and 0.0 <= metrics["iid"].answer_acc <= 1.0
     scores, unscorable = score_with_checkpoint(tmp_path / "ckpt", problems, "confidence", {}, seed=0, device="cpu")
     assert unscorable == 0 and len(scores) == 8 and all(0.0 < s <= 1.0 for s in scores)
     direct = confidence(load_solver(tmp_path / "ckpt", device="cpu"), problems)
@@ -52,7 +56,7 @@ def test_a_candidate_outside_the_solvers_vocabulary_is_counted_unscorable_not_fa
     from mwp.problem import build_problem
 
     problems = toy_problems()
-    train_solver(problems, problems[:4], SETTINGS, tmp_path / "ckpt", seed=0, progress=False)
+    train_solver(problems, problems[:4], "gts", GTS, TRAIN, tmp_path / "ckpt")
     odd = build_problem("odd", "There are 3 cats , 4 dogs , 5 cows , 6 hens , 7 pigs , 8 ducks , 9 owls and 2 rats . "
                         "How many animals ?", "x=3+4+5+6+7+8+9+2", 44, source="toy")
     scores, unscorable = score_with_checkpoint(tmp_path / "ckpt", [problems[0], odd], "confidence", {}, seed=0,
@@ -61,6 +65,9 @@ def test_a_candidate_outside_the_solvers_vocabulary_is_counted_unscorable_not_fa
 
 
 def test_relative_gap():
-    assert relative_gap({"iid": {"answer_acc": 0.6}, "comdiv": {"answer_acc": 0.4}}) == 0.6 / 0.4 - 1
-    assert relative_gap({"iid": {"answer_acc": 0.6}}) is None
-    assert relative_gap({"iid": {"answer_acc": 0.9}, "sd": {"answer_acc": 0.1}}) == pytest.approx(8.0)
+    def acc(a):
+        return SetMetrics(n=10, answer_acc=a, equation_acc=a, invalid_rate=0.0)
+
+    assert relative_gap({"iid": acc(0.6), "comdiv": acc(0.4)}) == 0.6 / 0.4 - 1
+    assert relative_gap({"iid": acc(0.6)}) is None
+    assert relative_gap({"iid": acc(0.9), "sd": acc(0.1)}) == pytest.approx(8.0)

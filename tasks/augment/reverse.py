@@ -30,7 +30,7 @@ from mwp.expr import (
 )
 from mwp.parse import from_sympy, to_sympy
 from mwp.problem import Problem
-from tasks.operators.base import (
+from tasks.augment.base import (
     CLAUSE_END,
     AugmentConfig,
     CandidateBatch,

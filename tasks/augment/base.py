@@ -3,7 +3,7 @@ clause units of a problem, and :func:`assemble`, which turns edited tokens back 
 quantities renumbered by their new order of appearance.
 
 An operator is ``operator(problems, config, seed, round) -> CandidateBatch``. Its candidates are not
-yet verified; :func:`tasks.augment.generate_candidates` verifies, deduplicates and caps them.
+yet verified; :func:`tasks.augment.generate.generate_candidates` verifies, deduplicates and caps them.
 """
 from __future__ import annotations
 
@@ -14,20 +14,24 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, NamedTuple, Sequence
 
-from mwp.expr import BinOp, Expr, Qty
+from mwp.expr import Expr, Qty, quantity_slots, substitute
 from mwp.problem import Problem, Provenance, Quantity
 from mwp.text import CLAUSE_END, clause_spans, split_sentences  # noqa: F401 (CLAUSE_END re-exported)
 
 
 @dataclass(frozen=True)
 class AugmentConfig:
+    """Everything one round of candidate generation depends on; the loop's settings model
+    (flows/params.py) builds it once with these field names and defaults."""
+
+    operators: tuple[str, ...] = ("geca_op1", "geca_op2")  # names in tasks/augment/registry.py
     max_spans: int = 2  # a fragment is at most this many non-overlapping spans of one clause
     max_span_len: int = 4  # each span holds 1..max_span_len tokens (characters for Chinese)
     max_fragment_count: int | None = 2000  # op2/entity: only fragments seen at most N times (None: all)
     max_envs_per_sentence: int = 32  # two-span environments kept per clause (bottom-k by hash)
-    per_problem_cap: int = 2  # candidates one source problem may yield per operator and round
+    per_problem_cap: int = 10  # candidates one source problem may yield per operator and round
     per_round_cap: int | None = 20000  # candidates one round may yield in all (None: no cap)
-    seed: int = 0
+    seed: int = 0  # the run's seed; round r samples with seed * 1000 + r (round_seed)
     protect_cue_words: bool = True  # op2 never swaps a fragment holding an operation cue word
     allow_unused_quantities: bool = True  # original data has text quantities the expression ignores
     reject_negative_answers: bool = True  # a word problem's answer is not negative
@@ -39,6 +43,20 @@ class AugmentConfig:
             raise ValueError(f"max_span_len must be in 1..8, got {self.max_span_len}")
         if self.per_problem_cap < 1 or self.max_envs_per_sentence < 1:
             raise ValueError("per_problem_cap and max_envs_per_sentence must be >= 1")
+        if self.per_round_cap is not None and self.per_round_cap < 1:
+            raise ValueError(f"per_round_cap must be >= 1 or None, got {self.per_round_cap}")
+        if self.max_fragment_count is not None and self.max_fragment_count < 1:
+            raise ValueError(f"max_fragment_count must be >= 1 or None, got {self.max_fragment_count}")
+        if not self.operators:
+            raise ValueError("operators: name at least one operator")
+        from tasks.augment.registry import get_operator  # the operators import this module
+
+        for name in self.operators:
+            get_operator(name)  # a ValueError naming the known operators
+
+    def round_seed(self, round_: int) -> int:
+        """The seed operators of round ``round_`` sample with (one per round of one run)."""
+        return self.seed * 1000 + round_
 
 
 @dataclass
@@ -114,11 +132,7 @@ class Slot(NamedTuple):
 def renumber(expr: Expr, mapping: dict[int, int], missing: int) -> Expr:
     """Slots through ``mapping``; a slot without an entry becomes ``N{missing}`` (out of range, so
     verification rejects it as ``missing_quantity`` instead of the operator hiding it)."""
-    if isinstance(expr, Qty):
-        return Qty(mapping.get(expr.index, missing))
-    if isinstance(expr, BinOp):
-        return BinOp(expr.op, renumber(expr.left, mapping, missing), renumber(expr.right, mapping, missing))
-    return expr
+    return substitute(expr, {j: Qty(mapping.get(j, missing)) for j in set(quantity_slots(expr))})
 
 
 def assemble(tokens: Sequence[str], slots: Sequence[Slot], draft: Expr, language: str,

@@ -1,23 +1,17 @@
-"""Preparing the data a loop run works on: load, split into train / validation / test sets, and the
-files each round reads and writes (pure functions; the Prefect tasks that call them are in steps.py).
-
-Layout of a run directory::
-
-    data/train.jsonl, data/valid.jsonl, data/test_<name>.jsonl, data/report.json
-    round_00/checkpoint/, round_00/metrics.json              (round 0: the solver on the original pool)
-    round_NN/candidates.jsonl, round_NN/kept.jsonl, round_NN/checkpoint/, round_NN/metrics.json
-A round is complete when its metrics.json exists: it is written last, atomically.
+"""The data a loop run works on: read the source, split it into train / validation / named test sets,
+and write them to ``run_dir/data`` (pure functions; the Prefect task that calls them is in steps.py).
 """
 from __future__ import annotations
 
 import json
-import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from mwp.problem import Problem, read_problems_jsonl, write_jsonl
+from mwp.problem import Problem, write_jsonl
+from mwp.readers import DataSpec
+from tasks.loop.rundir import write_json_atomic
 
 
 @dataclass(frozen=True)
@@ -89,20 +83,18 @@ def split_problems(
     return train, valid, tests
 
 
-def source_fingerprint(data: dict[str, Any], split_file: str | None) -> str:
+def source_fingerprint(data: DataSpec, split_file: Path | None) -> str:
     """SHA-256 of what a run's sets were made from: the data file's bytes (every ``*.jsonl`` of a
     ``problems`` folder), or the generated corpus for ``builtin``, plus the split file's bytes. A
     resumed run checks it, so edited data never mixes with rounds computed from the old data."""
     import hashlib
 
     digest = hashlib.sha256()
-    if data["format"] == "builtin":
-        from mwp.builtin import generate_corpus
-
-        for problem in generate_corpus(n=data["builtin_size"]):
+    if data.format == "builtin":
+        for problem in data.read().problems:
             digest.update(problem.key().encode())
     else:
-        path = Path(data["path"])
+        path = Path(data.path)
         for file in (sorted(path.glob("*.jsonl")) if path.is_dir() else [path]):
             digest.update(file.read_bytes())
     if split_file:
@@ -135,59 +127,64 @@ def existing_sets(directory: Path) -> DataSets | None:
     return DataSets(train, valid, tests)
 
 
-# ---------------------------------------------------------------- rounds on disk
+def prepare_sets(data: DataSpec, directory: Path, seed: int, test_fraction: float, valid_fraction: float,
+                 split_file: Path | None, iid_holdout_fraction: float) -> tuple[DataSets, dict[str, Any]]:
+    """Read the data source (skips counted and reported, never silent), split it, write the sets into
+    ``directory`` and return them with the data report. Sets already there are reused after checking
+    that the source data and split file are still the ones they were made from."""
+    fingerprint = source_fingerprint(data, split_file)
+    existing = existing_sets(directory)
+    if existing is not None:
+        report = json.loads((directory / "report.json").read_text(encoding="utf-8"))
+        if report.get("source_sha256") != fingerprint:
+            raise ValueError(f"{directory.parent}: the data or split file changed since this run started; resuming "
+                             "would mix rounds made from different data. Use another --out, or delete the run directory.")
+        return existing, report
+    result, problems = data.load()
+    split = load_split_file(split_file) if split_file else None
+    train, valid, tests = split_problems(problems, seed, test_fraction, valid_fraction, split, iid_holdout_fraction)
+    sets = write_sets(directory, train, valid, tests)
+    report = {"format": data.format, "records": result.total, "usable": len(result.problems),
+              "used": len(problems), "skipped": dict(result.skipped),
+              "train": len(train), "valid": len(valid), "tests": {k: len(v) for k, v in tests.items()},
+              "split_ids_not_loaded": missing_ids(problems, split) if split else 0,
+              "source_sha256": fingerprint}
+    write_json_atomic(directory / "report.json", report)
+    return sets, report
 
 
-def round_dir(run_dir: Path, round_index: int) -> Path:
-    return run_dir / f"round_{round_index:02d}"
+@dataclass(frozen=True)
+class GapMeasure:
+    """How a run measures DBCA^c between its pool and the compositional test set: the split's own
+    quantity labeler (JSON) and compound alpha."""
+
+    labeler: Path
+    alpha: float
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+def gap_measure(split_file: Path, data: DataSpec, labeler_path: Path) -> tuple[GapMeasure, bool]:
+    """The split file's labeler written to ``labeler_path`` (once); the bool says whether it had to be
+    fitted because the split file predates stored labelers (fitted exactly as the split fitted it:
+    the same problems in the same order, k, window and seed)."""
+    from tasks.dbca.atoms import QuantityLabeler, labeler_from_split
+
+    split = load_split_file(split_file)
+    settings = split.get("parameters", {})
+    measure = GapMeasure(labeler_path, float(settings.get("compound_alpha", 0.1)))
+    if labeler_path.exists():
+        return measure, False
+    labeler = labeler_from_split(split)
+    fitted = labeler is None
+    if fitted:
+        k = next((v for v in (split.get("k"), settings.get("k")) if isinstance(v, int)), 10)
+        labeler = QuantityLabeler.fit(data.read().problems, k=k, window=int(settings.get("window", 4)),
+                                      seed=int(settings.get("seed", 0)))
+    write_json_atomic(labeler_path, labeler.to_dict())
+    return measure, fitted
 
 
-def completed_rounds(run_dir: Path) -> list[int]:
-    """Indices of the rounds whose metrics.json exists, in order, stopping at the first gap."""
-    done = []
-    i = 0
-    while (round_dir(run_dir, i) / "metrics.json").exists():
-        done.append(i)
-        i += 1
-    return done
+def compound_divergence(measure: GapMeasure, pool: Sequence[Problem], test: Sequence[Problem]) -> float:
+    from tasks.dbca.atoms import QuantityLabeler, compound_divergence_between
 
-
-def read_metrics(run_dir: Path, round_index: int) -> dict[str, Any]:
-    return json.loads((round_dir(run_dir, round_index) / "metrics.json").read_text(encoding="utf-8"))
-
-
-def write_scored(path: Path, problems: Iterable[Problem], scores: Iterable[float]) -> int:
-    """Problems as JSONL, each with its ``confidence`` (the score that ranked it)."""
-    n = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for problem, score in zip(problems, scores, strict=True):
-            record = problem.to_dict()
-            record["confidence"] = score
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            n += 1
-    return n
-
-
-def read_scored(path: Path) -> list[tuple[Problem, float]]:
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                record = json.loads(line)
-                out.append((Problem.from_dict(record), float(record["confidence"])))
-    return out
-
-
-def current_pool(sets: DataSets, run_dir: Path, up_to_round: int) -> list[Problem]:
-    """The training pool after ``up_to_round``: the original training set plus every round's kept problems."""
-    pool = read_problems_jsonl(sets.train)
-    for r in range(1, up_to_round + 1):
-        kept = round_dir(run_dir, r) / "kept.jsonl"
-        pool.extend(p for p, _ in read_scored(kept))
-    return pool
+    labeler = QuantityLabeler.from_dict(json.loads(measure.labeler.read_text(encoding="utf-8")))
+    return compound_divergence_between(labeler, pool, test, alpha=measure.alpha)

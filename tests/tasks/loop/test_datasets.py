@@ -1,8 +1,9 @@
-"""tasks/pool.py: sets from a random split or a split file, and the pool after each round."""
+"""tasks/loop/datasets.py: sets from a random split or a split file."""
 import pytest
 
 from mwp.builtin import generate_corpus
-from tasks.pool import load_split_file, split_problems
+from mwp.readers import DataSpec
+from tasks.loop.datasets import load_split_file, source_fingerprint, split_problems
 
 
 def test_random_split_sizes_and_determinism():
@@ -41,19 +42,18 @@ def test_bad_split_files_are_clear_errors(tmp_path):
 
 
 def test_source_fingerprint_follows_the_data_and_the_split_file(tmp_path):
-    from tasks.pool import source_fingerprint
-
     data = tmp_path / "d.jsonl"
     data.write_text('{"id": "1", "text": "a 1 b 2 ?", "equation": "x=1+2", "answer": 3}\n')
     split = tmp_path / "s.json"
     split.write_text('{"train": ["1"], "test": []}')
-    spec = {"format": "jsonl", "path": str(data)}
-    first = source_fingerprint(spec, str(split))
-    assert first == source_fingerprint(spec, str(split))
+    spec = DataSpec("jsonl", data)
+    first = source_fingerprint(spec, split)
+    assert first == source_fingerprint(spec, split)
     split.write_text('{"train": [], "test": ["1"]}')
-    assert source_fingerprint(spec, str(split)) != first
+    assert source_fingerprint(spec, split) != first
+    second = source_fingerprint(spec, split)
     data.write_text(data.read_text() + '{"id": "2", "text": "c 3 ?", "equation": "x=3", "answer": 3}\n')
-    assert source_fingerprint(spec, None) != source_fingerprint({"format": "jsonl", "path": str(data)}, str(split))
-    builtin = {"format": "builtin", "builtin_size": 30}
-    assert source_fingerprint(builtin, None) == source_fingerprint(dict(builtin), None)
-    assert source_fingerprint(builtin, None) != source_fingerprint({"format": "builtin", "builtin_size": 31}, None)
+    assert source_fingerprint(spec, split) != second
+    builtin = DataSpec("builtin", builtin_size=30)
+    assert source_fingerprint(builtin, None) == source_fingerprint(DataSpec("builtin", builtin_size=30), None)
+    assert source_fingerprint(builtin, None) != source_fingerprint(DataSpec("builtin", builtin_size=31), None)

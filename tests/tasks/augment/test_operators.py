@@ -5,11 +5,12 @@ import pytest
 
 from mwp.expr import to_infix
 from mwp.problem import build_problem
-from tasks.augment import AugmentConfig, generate_candidates
-from tasks.operators import OPERATORS, get_operator
-from tasks.operators.entity import entity_substitution, load_names
-from tasks.operators.reorder import reorder
-from tasks.operators.reverse import invert, reverse
+from tasks.augment.base import AugmentConfig
+from tasks.augment.generate import generate_candidates
+from tasks.augment.registry import OPERATORS, get_operator
+from tasks.augment.entity import entity_substitution, load_names
+from tasks.augment.reorder import reorder
+from tasks.augment.reverse import invert, reverse
 from mwp.expr import BinOp, Qty
 
 
@@ -32,7 +33,7 @@ def test_registry_and_not_offered_operators():
 
 
 def test_generate_candidates_verifies_dedupes_and_stamps_provenance():
-    batch = generate_candidates(pool(), ["geca_op1", "geca_op2"], AugmentConfig(), seed=0, round=2)
+    batch = generate_candidates(pool(), AugmentConfig(operators=("geca_op1", "geca_op2"), seed=0), 2)
     texts = [c.text for c in batch.candidates]
     assert ("There are 12 apples, the number of peaches is 3 times of number of apples, the number of pears "
             "is 2. What is the ratio of peaches and pears?") in texts
@@ -43,10 +44,10 @@ def test_generate_candidates_verifies_dedupes_and_stamps_provenance():
 
 
 def test_generate_candidates_is_deterministic_under_a_seed_and_respects_the_round_cap():
-    a = generate_candidates(pool(), ["geca_op2", "entity_substitution"], AugmentConfig(), seed=5, round=1)
-    b = generate_candidates(pool(), ["geca_op2", "entity_substitution"], AugmentConfig(), seed=5, round=1)
+    a = generate_candidates(pool(), AugmentConfig(operators=("geca_op2", "entity_substitution"), seed=5), 1)
+    b = generate_candidates(pool(), AugmentConfig(operators=("geca_op2", "entity_substitution"), seed=5), 1)
     assert [p.to_dict() for p in a.candidates] == [p.to_dict() for p in b.candidates]
-    capped = generate_candidates(pool(), ["geca_op2", "entity_substitution"], AugmentConfig(per_round_cap=2), seed=5)
+    capped = generate_candidates(pool(), AugmentConfig(operators=("geca_op2", "entity_substitution"), per_round_cap=2, seed=5), 1)
     assert len(capped.candidates) == 2
 
 

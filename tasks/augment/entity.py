@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Sequence
 
 from mwp.problem import Problem
-from tasks.operators.base import (UNIT_WORDS, AugmentConfig, CandidateBatch, Slot, Units, assemble,
+from tasks.augment.base import (UNIT_WORDS, AugmentConfig, CandidateBatch, Slot, Units, assemble,
                                   clause_units, is_cue, rng_for)
-from tasks.recombine import replace_fragment, skeleton
+from tasks.augment.geca import replace_fragment
+from tasks.augment.geca_index import skeleton
 
 NAMES_FILE = Path(__file__).resolve().parents[2] / "mwp" / "resources" / "names.txt"
 _STOP = frozenset("the a an of and or to in on at for with by from is are was were be has have had it "

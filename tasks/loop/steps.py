@@ -1,0 +1,123 @@
+"""The Prefect edge of the loop's steps: thin ``@task`` wrappers (verb_noun names) around the pure
+functions of tasks/loop, tasks/augment and tasks/dbca. Each takes paths and frozen config objects,
+calls the pure code, logs, and returns paths or small records. Only the step that reads the files
+the user gave retries.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from prefect.logging import get_run_logger
+
+from mwp.problem import read_problems_jsonl, write_jsonl
+from mwp.readers import DataSpec
+from solvers.base import TrainConfig
+from tasks.augment.base import AugmentConfig
+from tasks.loop import datasets, rundir, training
+from tasks.loop.record import Generation, SetMetrics
+
+
+@task(name="prepare_data", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
+def prepare_data(data: DataSpec, run_dir: Path, seed: int, test_fraction: float, valid_fraction: float,
+                 split_file: Path | None, iid_holdout_fraction: float) -> tuple[datasets.DataSets, dict[str, Any]]:
+    """The run's train / validation / test files in ``run_dir/data`` and the data report."""
+    sets, report = datasets.prepare_sets(data, run_dir / "data", seed, test_fraction, valid_fraction, split_file,
+                                         iid_holdout_fraction)
+    get_run_logger().info("data: %d usable of %d records (skipped %s); sets %s", report["usable"],
+                          report["records"], report["skipped"] or "none",
+                          {"train": report["train"], "valid": report["valid"], **report["tests"]})
+    return sets, report
+
+
+@task(name="prepare_gap_measure", cache_policy=NO_CACHE)
+def prepare_gap_measure(data: DataSpec, split_file: Path, run_dir: Path) -> datasets.GapMeasure:
+    """``run_dir/data/quantity_labeler.json``: the split file's own atom labeler (JSON, never a
+    pickle), so every round measures DBCA^c under the labels the split was made with."""
+    measure, fitted = datasets.gap_measure(split_file, data, run_dir / "data" / "quantity_labeler.json")
+    if fitted:
+        get_run_logger().warning("split file %s carries no quantity labeler (written before compaug stored it): "
+                                 "fitted once as the split did, kept in %s", split_file, measure.labeler)
+    return measure
+
+
+@task(name="train_solver", cache_policy=NO_CACHE)
+def train_solver(pool_path: Path, valid_path: Path, solver_name: str, solver_config: Any, train_config: TrainConfig,
+                 checkpoint_dir: Path, warm_start_from: Path | None = None) -> training.TrainSummary:
+    train = read_problems_jsonl(pool_path)
+    summary = training.train_solver(train, read_problems_jsonl(valid_path), solver_name, solver_config, train_config,
+                                    checkpoint_dir, warm_start_from)
+    get_run_logger().info("trained %s on %d problems in %.1fs; best epoch %d (valid acc %s)", solver_name,
+                          len(train), summary.seconds, summary.best_epoch, summary.best_valid_answer_acc)
+    return summary
+
+
+@task(name="evaluate_solver", cache_policy=NO_CACHE)
+def evaluate_solver(checkpoint_dir: Path, test_sets: dict[str, Path], beam_size: int,
+                    device: str) -> dict[str, SetMetrics]:
+    metrics = training.evaluate_checkpoint(checkpoint_dir, test_sets, beam_size, device)
+    get_run_logger().info("evaluation: %s", {k: round(v.answer_acc, 4) for k, v in metrics.items()})
+    return metrics
+
+
+@task(name="generate_candidates", cache_policy=NO_CACHE)
+def generate_candidates(pool_path: Path, out_path: Path, config: AugmentConfig, round_index: int) -> dict[str, Any]:
+    """Run the augmentation operators over the pool; verified, deduplicated candidates to JSONL."""
+    from tasks.augment.generate import generate_candidates as generate
+
+    batch = generate(read_problems_jsonl(pool_path), config, round_index)
+    write_jsonl(batch.candidates, out_path)
+    by_operator = Counter(c.provenance.operator for c in batch.candidates)
+    get_run_logger().info("round %d: %d verified candidates (%s), rejected %s", round_index, len(batch.candidates),
+                          dict(by_operator), dict(batch.rejected) or "none")
+    return {"candidates": len(batch.candidates) + sum(batch.rejected.values()), "verified": len(batch.candidates),
+            "rejected": dict(batch.rejected), "verified_by_operator": dict(by_operator)}
+
+
+@task(name="score_candidates", cache_policy=NO_CACHE)
+def score_candidates(candidates_path: Path, pool_path: Path, checkpoint_dir: Path, score_name: str, seed: int,
+                     device: str, scored_path: Path) -> int:
+    """Scores of the candidates to ``scored_path``; returns how many could not be scored."""
+    candidates = read_problems_jsonl(candidates_path)
+    pool = {p.id: p for p in read_problems_jsonl(pool_path)}
+    scores, unscorable = training.score_with_checkpoint(checkpoint_dir, candidates, score_name, pool, seed, device)
+    rundir.write_scored(scored_path, candidates, scores)
+    return unscorable
+
+
+@task(name="keep_candidates", cache_policy=NO_CACHE)
+def keep_candidates(scored_path: Path, policy: str, keep_fraction: float, kept_path: Path) -> dict[str, Any]:
+    """The retention policy over the scored candidates; the kept ones to ``kept_path``."""
+    from ranking.retention import Scored, retain
+
+    scored = rundir.read_scored(scored_path)
+    by_id = {p.id: p for p, _ in scored}
+    kept, cut = retain(policy, [Scored(p.id, s) for p, s in scored], keep_fraction)
+    rundir.write_scored(kept_path, [by_id[k.id] for k in kept], [k.score for k in kept])
+    finite = [s for _, s in scored if s == s]
+    return {"kept": len(kept), "confidence_cut": cut,
+            "confidence_mean": sum(finite) / len(finite) if finite else None}
+
+
+def generation_record(generated: dict[str, Any], unscorable: int, kept: dict[str, Any]) -> Generation:
+    return Generation(candidates=generated["candidates"], verified=generated["verified"], unscorable=unscorable,
+                      kept=kept["kept"], confidence_mean=kept["confidence_mean"],
+                      confidence_cut=kept["confidence_cut"], rejected=generated["rejected"],
+                      verified_by_operator=generated["verified_by_operator"])
+
+
+@task(name="write_pool", cache_policy=NO_CACHE)
+def write_pool(train_path: Path, run_dir: Path, round_index: int, out_path: Path) -> int:
+    """Materialize the training pool after ``round_index`` (original train + every kept set)."""
+    return write_jsonl(rundir.current_pool(train_path, run_dir, round_index), out_path)
+
+
+@task(name="measure_compound_divergence", cache_policy=NO_CACHE)
+def measure_compound_divergence(measure: datasets.GapMeasure, pool_path: Path, test_path: Path) -> float:
+    """DBCA^c between the current pool and the compositional test set, under the split's atom labels."""
+    value = datasets.compound_divergence(measure, read_problems_jsonl(pool_path), read_problems_jsonl(test_path))
+    get_run_logger().info("compound divergence pool -> %s: %.4f", test_path.stem, value)
+    return value

@@ -1,0 +1,89 @@
+"""Training, evaluating and scoring with a solver, from files to files (pure: no Prefect, no MLflow).
+
+Steps hand each other paths: a checkpoint directory in, numbers and JSONL out. Live models never
+cross a step boundary.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from mwp.problem import Problem, read_problems_jsonl
+from solvers.base import TrainConfig
+from tasks.loop.record import SetMetrics
+
+
+@dataclass(frozen=True)
+class TrainSummary:
+    checkpoint: str
+    best_epoch: int
+    best_valid_answer_acc: float | None
+    seconds: float
+    epochs: list[dict[str, Any]]  # EpochStats as dicts, one per epoch
+    train_size: int
+
+
+def train_solver(train: Sequence[Problem], valid: Sequence[Problem], solver_name: str, solver_config: Any,
+                 train_config: TrainConfig, checkpoint_dir: Path, warm_start_from: Path | None = None) -> TrainSummary:
+    """Train solver ``solver_name`` built from ``solver_config`` (or continue from the weights in
+    ``warm_start_from``), select the epoch on validation answer accuracy, save it to ``checkpoint_dir``."""
+    from solvers.registry import build_solver, load_solver
+
+    start = time.perf_counter()
+    if warm_start_from is not None:
+        solver = load_solver(warm_start_from, device=train_config.device)
+        result = solver.fit(list(train), list(valid), train_config, warm_start=True)
+    else:
+        solver = build_solver(solver_name, config=solver_config, device=train_config.device)
+        result = solver.fit(list(train), list(valid), train_config)
+    solver.save(checkpoint_dir)
+    return TrainSummary(
+        checkpoint=str(checkpoint_dir), best_epoch=result.best_epoch,
+        best_valid_answer_acc=result.best_valid_answer_acc, seconds=time.perf_counter() - start,
+        epochs=[asdict(e) for e in result.epochs], train_size=len(train),
+    )
+
+
+def evaluate_checkpoint(checkpoint_dir: Path, test_sets: Mapping[str, Path], beam_size: int,
+                        device: str = "auto") -> dict[str, SetMetrics]:
+    """Answer accuracy, equation accuracy and invalid-prediction rate of a checkpoint on each set."""
+    from solvers.evaluate import evaluate_predictions
+    from solvers.registry import load_solver
+
+    solver = load_solver(checkpoint_dir, device=device)
+    out = {}
+    for name, path in test_sets.items():
+        problems = read_problems_jsonl(path)
+        report = evaluate_predictions(problems, solver.predict(problems, beam_size=beam_size))
+        out[name] = SetMetrics(report.n, report.answer_acc, report.equation_acc, report.invalid_rate)
+    return out
+
+
+def score_with_checkpoint(checkpoint_dir: Path, candidates: Sequence[Problem], score_name: str,
+                          pool: Mapping[str, Problem], seed: int, device: str = "auto",
+                          chunk: int = 256) -> tuple[list[float], int]:
+    """Scores of the candidates under the solver in ``checkpoint_dir``; candidates the solver cannot
+    represent (more quantities than its output slots, an unseen constant) get NaN, never kept, and
+    are counted in the second return value."""
+    from ranking.scores import score_candidates
+    from solvers.registry import load_solver
+
+    solver = None if score_name == "random" else load_solver(checkpoint_dir, device=device)
+    scores: list[float] = []
+    unscorable = 0
+    for start in range(0, len(candidates), chunk):
+        part = list(candidates[start:start + chunk])
+        try:
+            scores.extend(score_candidates(score_name, solver, part, pool=pool, seed=seed))
+        except ValueError:
+            # Some candidate in the chunk is outside the solver's vocabulary: score one by one.
+            for cand in part:
+                try:
+                    scores.extend(score_candidates(score_name, solver, [cand], pool=pool, seed=seed))
+                except ValueError:
+                    scores.append(math.nan)
+                    unscorable += 1
+    return scores, unscorable

@@ -1,0 +1,89 @@
+"""One parameter path: every loop parameter, from the CLI or a --params file, reaches the pure config
+it is meant for, and a value the pure config refuses is refused at validation with a line naming it."""
+import argparse
+import dataclasses
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from flows.cli_run import params_from_args, register
+from flows.params import QUICK_RUN, AugmentSettings, LoopParams, TrainSettings
+from solvers.base import TrainConfig
+from solvers.gts import GTSConfig
+from solvers.transformer import TransformerConfig
+from tasks.augment.base import AugmentConfig
+
+
+def parse(*argv: str) -> LoopParams:
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    return params_from_args(parser.parse_args(["run", *argv]))
+
+
+def test_settings_models_use_the_pure_configs_field_names_and_defaults():
+    train_fields = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    assert set(TrainSettings.model_fields) == set(train_fields) - {"seed", "device", "progress"}
+    assert all(TrainSettings.model_fields[k].default == train_fields[k] for k in TrainSettings.model_fields)
+    augment_fields = {f.name: f.default for f in dataclasses.fields(AugmentConfig)}
+    assert set(AugmentSettings.model_fields) == set(augment_fields) - {"seed"}
+    assert AugmentSettings().config(seed=4) == AugmentConfig(seed=4)
+
+
+def test_every_cli_option_reaches_the_pure_config():
+    params = parse("--format", "mawps", "data.json", "--solver", "gts", "--hidden", "96", "--embedding", "32",
+                   "--model", "dropout=0.25", "--model", "n_layers=1", "--model", "min_count=1",
+                   "--epochs", "7", "--batch-size", "16", "--lr", "0.01", "--weight-decay", "0", "--lr-halving-epochs", "5",
+                   "--patience", "3", "--eval-every", "2", "--beam-size", "3", "--grad-clip", "1.5",
+                   "--operators", "geca_op1,reverse_operation", "--max-spans", "1", "--max-span-len", "3",
+                   "--max-fragment-count", "none", "--max-envs-per-sentence", "8", "--per-problem-cap", "4",
+                   "--per-round-cap", "99", "--no-protect-cue-words", "--seed", "5", "--device", "cpu")
+    assert params.solver.config() == GTSConfig(embedding_size=32, hidden_size=96, dropout=0.25, n_layers=1, min_count=1)
+    assert params.train.config(seed=5, device="cpu", progress=False) == TrainConfig(
+        epochs=7, batch_size=16, lr=0.01, weight_decay=0.0, lr_halving_epochs=5, patience=3, eval_every=2,
+        beam_size=3, grad_clip=1.5, seed=5, device="cpu", progress=False)
+    assert params.augment.config(seed=5) == AugmentConfig(
+        operators=("geca_op1", "reverse_operation"), max_spans=1, max_span_len=3, max_fragment_count=None,
+        max_envs_per_sentence=8, per_problem_cap=4, per_round_cap=99, protect_cue_words=False, seed=5)
+    assert str(params.data.spec().path) == "data.json" and params.data.spec().format == "mawps"
+
+
+def test_a_params_file_reaches_the_pure_config_and_the_cli_overrides_it(tmp_path):
+    file = tmp_path / "p.json"
+    file.write_text(json.dumps({"solver": {"name": "transformer", "model": {"n_heads": 2, "encoder_layers": 1}},
+                                "train": {"epochs": 3}, "augment": {"max_spans": 1}, "rounds": 2}))
+    params = parse("--params", str(file), "--epochs", "4", "--model", "dropout=0.2")
+    assert params.solver.config() == TransformerConfig(n_heads=2, encoder_layers=1, dropout=0.2)
+    assert params.train.epochs == 4 and params.augment.config(0).max_spans == 1 and params.rounds == 2
+
+
+def test_the_quick_run_is_one_preset_that_explicit_options_override():
+    quick = parse()
+    assert quick.data.builtin_size == QUICK_RUN["data"]["builtin_size"] and quick.rounds == QUICK_RUN["rounds"]
+    assert quick.solver.config().hidden_size == 128 and quick.train.epochs == 12
+    assert quick.augment.per_round_cap == 1500
+    assert parse("--epochs", "30", "--hidden", "64").train.epochs == 30
+    assert parse("--format", "mawps", "x.json").train.epochs == 80  # a data file: the paper's settings
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (("--max-spans", "3"), "max_spans"),  # passed validation once, then failed at round 1
+    (("--model", "dropout=1.5"), "dropout must lie in [0, 1), got 1.5"),
+    (("--model", "layers=2"), "gts' has no option layers; its options:"),
+    (("--solver", "transformer", "--embedding", "30"), "embedding_size (30) must be a multiple of n_heads (4)"),
+    (("--epochs", "0"), "epochs"),
+    (("--operators", "geca_op3"), "unknown operator 'geca_op3'"),
+    (("--operators", "paraphrase"), "not offered"),
+    (("--per-problem-cap", "0"), "per_problem_cap"),
+])
+def test_a_value_the_pure_config_refuses_fails_at_validation(argv, fragment):
+    with pytest.raises(ValidationError) as err:
+        parse(*argv)
+    assert fragment in str(err.value)
+
+
+def test_a_refused_value_in_a_deployment_is_refused_too():
+    with pytest.raises(ValidationError, match="n_layers must be positive"):
+        LoopParams.model_validate({"solver": {"name": "gts", "model": {"n_layers": 0}}})
+    with pytest.raises(ValidationError, match="needs a path"):
+        LoopParams.model_validate({"data": {"format": "mawps"}})

@@ -1,6 +1,6 @@
 """Prefect flows that write DBCA splits (``split_flow``) and the synthetic SD set (``sd_flow``).
 
-Thin shell over tasks/dbca.py, tasks/mwp_atoms.py and tasks/synthetic.py: the flows validate their
+Thin shell over tasks/dbca/ (splitter, atoms, synthetic): the flows validate their
 parameters, call the pure code in small tasks, write files and log one MLflow run each (SQLite
 store under the output directory unless ``MLFLOW_TRACKING_URI`` is set).
 """
@@ -17,9 +17,9 @@ from prefect.runtime import flow_run
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from mwp.problem import Problem, write_jsonl
-from tasks.dbca import SplitConfig, SplitResult, iid_split, measure_divergences
-from tasks.mwp_atoms import (DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, QuantityClusters, atoms_of, choose_k,
-                             cluster_quantities, compounds_of, split_statistics, split_with_k)
+from tasks.dbca.atoms import (DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, QuantityClusters, atoms_of, choose_k,
+                              cluster_quantities, compounds_of, split_statistics, split_with_k)
+from tasks.dbca.splitter import SplitConfig, SplitResult, iid_split, measure_divergences
 
 EXPERIMENT = "compaug-split"
 
@@ -185,7 +185,7 @@ def split_flow(params: SplitParams) -> dict:
 
 @task
 def synthesize(problems: list[Problem]):
-    from tasks.synthetic import build_sd
+    from tasks.dbca.synthetic import build_sd
 
     return build_sd(problems)
 

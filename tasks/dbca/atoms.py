@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from mwp.expr import COMMUTATIVE, BinOp, Expr, Num, Qty, format_number, iter_nodes
 from mwp.problem import Problem
 from mwp.text import is_number_token
 
-from tasks.dbca import SplitConfig, SplitResult, greedy_split, iid_split
+from tasks.dbca.divergence import divergence
+from tasks.dbca.splitter import SplitConfig, SplitResult, greedy_split, iid_split
 
 DEFAULT_WINDOW = 4  # tokens on each side of a quantity
 DEFAULT_KS = (5, 10, 20)  # paper 003 appendix E.1
@@ -27,7 +28,7 @@ NUMBER_TOKEN = "<num>"
 # hundreds of one-off compounds that make even a random split look divergent. The splitter also drops
 # compounds held by one problem (SplitConfig.min_compound_examples), which removes most of that noise
 # (all depths then measure like depth 2); depth 2 stays the default so that the divergence over all
-# compounds (the split file's compound_divergence_all_compounds, tasks/gap.py) stays low for a random
+# compounds (the split file's compound_divergence_all_compounds, compound_divergence_between) stays low for a random
 # split too (docs/splits.md).
 DEFAULT_MAX_DEPTH = 2
 
@@ -199,3 +200,65 @@ def format_table(rows: dict[str, dict]) -> str:
         lines.append(f"| {name} | {row['number_ratio']} | {row['length_ratio']:.2f} | "
                      f"{row['atom_divergence']:.3f} | {row['compound_divergence']:.3f} |")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- labelling new problems
+
+
+def _documents(problems: Sequence[Problem], window: int) -> tuple[list[tuple[str, int]], list[list[str]]]:
+    owners, docs = [], []
+    for problem in problems:
+        for i in range(len(problem.quantities)):
+            owners.append((problem.id, i))
+            docs.append(quantity_context(problem, i, window) or [NUMBER_TOKEN])
+    return owners, docs
+
+
+def _identity(tokens: list[str]) -> list[str]:
+    return tokens
+
+
+@dataclass
+class QuantityLabeler:
+    """TF-IDF + k-means over quantity context windows, kept so that new problems can be labelled.
+    Fitting mirrors :func:`cluster_quantities` step for step."""
+
+    vectorizer: Any
+    kmeans: Any
+    k: int
+    window: int
+
+    @classmethod
+    def fit(cls, reference: Sequence[Problem], k: int, window: int = DEFAULT_WINDOW, seed: int = 0) -> "QuantityLabeler":
+        from sklearn.cluster import KMeans
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        _, docs = _documents(reference, window)
+        if not docs:
+            raise ValueError("no quantities to cluster")
+        vectorizer = TfidfVectorizer(analyzer=_identity)
+        vectors = vectorizer.fit_transform(docs)
+        n_clusters = min(k, len({tuple(sorted(d)) for d in docs}))
+        kmeans = KMeans(n_clusters=n_clusters, n_init=1, random_state=seed).fit(vectors)
+        return cls(vectorizer, kmeans, k, window)
+
+    def clusters(self, problems: Sequence[Problem]) -> QuantityClusters:
+        owners, docs = _documents(problems, self.window)
+        labels: dict[str, list[int]] = {p.id: [] for p in problems}
+        if docs:
+            for (pid, _), cluster in zip(owners, self.kmeans.predict(self.vectorizer.transform(docs))):
+                labels[pid].append(int(cluster))
+        return QuantityClusters(self.k, self.window, {pid: tuple(v) for pid, v in labels.items()})
+
+
+def compound_divergence_between(labeler: QuantityLabeler, pool: Sequence[Problem], test: Sequence[Problem],
+                                alpha: float = 0.1) -> float:
+    """1 - C_alpha between the compound distributions of ``pool`` and ``test`` (every compound counted)."""
+    clusters = labeler.clusters(list(pool) + list(test))
+    pool_counts: Counter = Counter()
+    test_counts: Counter = Counter()
+    for p in pool:
+        pool_counts.update(compounds_of(p, clusters))
+    for p in test:
+        test_counts.update(compounds_of(p, clusters))
+    return divergence(pool_counts, test_counts, alpha)

@@ -32,7 +32,7 @@ from mwp.problem import Problem, Provenance, find_quantities
 CLAUSE_END = {",", "，", ";", "；"}
 STRUCTURAL, LEXICAL = "structural", "lexical"
 DELTA = None  # a placeholder clause in a part layout
-_RESOURCES = Path(__file__).resolve().parent.parent / "mwp" / "resources"
+_RESOURCES = Path(__file__).resolve().parents[2] / "mwp" / "resources"
 
 
 def _n(i: int) -> Qty:

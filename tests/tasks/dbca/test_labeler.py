@@ -1,7 +1,6 @@
-"""tasks/gap.py: the pool-to-test compound divergence uses the split's own atom labels."""
+"""The quantity labeler of tasks/dbca/atoms.py: the pool-to-test compound divergence uses the split's own atom labels."""
 from mwp.builtin import generate_corpus
-from tasks.gap import QuantityLabeler, compound_divergence_between
-from tasks.mwp_atoms import cluster_quantities
+from tasks.dbca.atoms import QuantityLabeler, cluster_quantities, compound_divergence_between
 
 
 def test_labeler_reproduces_the_splits_clusters_and_labels_new_problems():

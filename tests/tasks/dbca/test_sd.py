@@ -4,7 +4,7 @@ from fractions import Fraction
 import pytest
 
 from mwp.problem import build_problem
-from tasks.synthetic import LEXICAL, RULES, STRUCTURAL, build_sd, content_words, rule_for, similarity
+from tasks.dbca.synthetic import LEXICAL, RULES, STRUCTURAL, build_sd, content_words, rule_for, similarity
 
 S1, S2, S3 = "Tom picks {} apples.", "Ann picks {} apples.", "Bob picks {} apples."
 SEED_Q, DONOR_Q = "How many apples are there?", "What is the apple total?"

@@ -2,7 +2,10 @@
 
 A quantity alone says nothing (``N0 * N1`` is the same graph for apples and for speeds), so each
 quantity is represented by the tokens in a window around it, vectorized with TF-IDF and clustered
-with k-means; its cluster index is its atom label. Atoms of a problem: the labels of the quantities,
+with k-means; its cluster index is its atom label. The fitted vectorizer and centres are kept as a
+:class:`QuantityLabeler` (plain arrays, JSON without pickle) that labels problems the clustering never
+saw, so split files carry it and later rounds measure divergences under the split's own labels.
+Atoms of a problem: the labels of the quantities,
 the operators and the constants of its expression tree. Compounds: every sub-expression tree (left
 component, operator, right component), written canonically with atoms at the leaves and the operands
 of ``+`` and ``*`` sorted, so that ``a + b`` and ``b + a`` are one compound.
@@ -12,7 +15,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
 
 from mwp.expr import COMMUTATIVE, BinOp, Expr, Num, Qty, format_number, iter_nodes
 from mwp.problem import Problem
@@ -42,6 +47,18 @@ def quantity_context(problem: Problem, index: int, window: int = DEFAULT_WINDOW)
     return [NUMBER_TOKEN if is_number_token(t) else t.lower() for t in around]
 
 
+def quantity_documents(problems: Sequence[Problem], window: int) -> tuple[list[tuple[str, int]], list[list[str]]]:
+    """(problem id, quantity index) and context tokens of every quantity, in problem order; an empty
+    window counts as ``<num>``."""
+    owners: list[tuple[str, int]] = []
+    docs: list[list[str]] = []
+    for problem in problems:
+        for i in range(len(problem.quantities)):
+            owners.append((problem.id, i))
+            docs.append(quantity_context(problem, i, window) or [NUMBER_TOKEN])
+    return owners, docs
+
+
 def _tokens_as_given(tokens: list[str]) -> list[str]:
     return tokens
 
@@ -51,6 +68,8 @@ class QuantityClusters:
     k: int  # clusters asked for
     window: int
     labels: dict[str, tuple[int, ...]]  # problem id -> cluster index of each of its quantities
+    # the labeler that gave the labels (None when there was no quantity to cluster); written into split files
+    labeler: QuantityLabeler | None = field(default=None, compare=False, repr=False)
 
     def label(self, problem: Problem, index: int) -> int:
         try:
@@ -59,27 +78,123 @@ class QuantityClusters:
             raise KeyError(f"problem {problem.id!r}: no cluster for quantity N{index}") from err
 
 
-def cluster_quantities(problems: Sequence[Problem], k: int, window: int = DEFAULT_WINDOW, seed: int = 0) -> QuantityClusters:
-    """TF-IDF over the context windows of every quantity, then k-means (seeded)."""
-    from sklearn.cluster import KMeans
-    from sklearn.feature_extraction.text import TfidfVectorizer
+@dataclass(frozen=True, eq=False)
+class QuantityLabeler:
+    """TF-IDF over quantity context windows and the k-means centres fitted on them, as plain arrays:
+    labels any problem with numpy alone and goes to and from JSON (:meth:`to_dict`, :meth:`from_dict`),
+    so a split file carries the labeler its clusters came from."""
 
+    k: int  # clusters asked for (fewer are fitted when the windows hold fewer distinct token bags)
+    window: int  # context tokens on each side of a quantity
+    vocabulary: tuple[str, ...]  # context tokens, in TF-IDF column order
+    idf: np.ndarray  # (V,) inverse document frequency of each vocabulary token
+    centres: np.ndarray  # (C, V) k-means centres in TF-IDF space, C <= k
+
+    def __post_init__(self):
+        idf = np.array(self.idf, dtype=np.float64)
+        centres = np.array(self.centres, dtype=np.float64)
+        n_terms = len(self.vocabulary)
+        if self.k < 1 or self.window < 0:
+            raise ValueError(f"k must be positive and window non-negative, got k={self.k}, window={self.window}")
+        if idf.shape != (n_terms,) or centres.ndim != 2 or centres.shape[1] != n_terms:
+            raise ValueError(f"{n_terms} vocabulary tokens, idf of shape {idf.shape}, centres of shape {centres.shape}")
+        if not 1 <= len(centres) <= self.k or len(set(self.vocabulary)) != n_terms:
+            raise ValueError(f"{len(centres)} centres for k={self.k}, or a vocabulary token twice")
+        idf.setflags(write=False)
+        centres.setflags(write=False)
+        object.__setattr__(self, "idf", idf)
+        object.__setattr__(self, "centres", centres)
+        object.__setattr__(self, "_column", {token: j for j, token in enumerate(self.vocabulary)})
+
+    @classmethod
+    def fit(cls, reference: Sequence[Problem], k: int, window: int = DEFAULT_WINDOW, seed: int = 0) -> QuantityLabeler:
+        """TF-IDF + k-means (seeded) over the quantities of ``reference``."""
+        _, docs = quantity_documents(reference, window)
+        return cls._fit_documents(docs, k, window, seed)[0]
+
+    @classmethod
+    def _fit_documents(cls, docs: list[list[str]], k: int, window: int, seed: int) -> tuple[QuantityLabeler, np.ndarray]:
+        """The fitted labeler and k-means' own labels of ``docs`` (what :func:`cluster_quantities` returns)."""
+        from sklearn.cluster import KMeans
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if k < 1:
+            raise ValueError(f"k must be positive, got {k}")
+        if not docs:
+            raise ValueError("no quantities to cluster")
+        vectorizer = TfidfVectorizer(analyzer=_tokens_as_given)
+        vectors = vectorizer.fit_transform(docs)
+        n_clusters = min(k, len({tuple(sorted(d)) for d in docs}))
+        kmeans = KMeans(n_clusters=n_clusters, n_init=1, random_state=seed).fit(vectors)
+        labeler = cls(k, window, tuple(vectorizer.get_feature_names_out().tolist()), vectorizer.idf_,
+                      kmeans.cluster_centers_)
+        return labeler, kmeans.labels_
+
+    def assign(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
+        """(N,) index of the nearest centre (Euclidean; first index on ties) of each document's TF-IDF
+        vector: token counts (tokens outside the vocabulary dropped) times idf, L2-normalised, as the
+        fitted TfidfVectorizer computes them."""
+        rows, cols, counts = [], [], []
+        for row, doc in enumerate(docs):
+            for col, count in sorted(Counter(self._column[t] for t in doc if t in self._column).items()):
+                rows.append(row)
+                cols.append(col)
+                counts.append(count)
+        rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+        weights = np.asarray(counts, dtype=np.float64) * self.idf[cols]  # (nnz,)
+        norms = np.sqrt(np.bincount(rows, weights * weights, minlength=len(docs)))  # (N,)
+        weights = weights / norms[rows]
+        # |x - c|^2 = |x|^2 - 2 x.c + |c|^2 with |x|^2 left out (the same for every centre of a row);
+        # summed term by term in the order k-means' own assignment step uses, so ties fall alike
+        distances = np.tile(np.einsum("ij,ij->i", self.centres, self.centres), (len(docs), 1))  # (N, C)
+        np.subtract.at(distances, rows, 2.0 * weights[:, None] * self.centres[:, cols].T)
+        return np.argmin(distances, axis=1)
+
+    def clusters(self, problems: Sequence[Problem]) -> QuantityClusters:
+        """Cluster labels of every quantity of ``problems`` (nearest centre)."""
+        owners, docs = quantity_documents(problems, self.window)
+        return _grouped(problems, owners, self.assign(docs), self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types only: ``k``, ``window``, ``vocabulary``, ``idf``, ``centres``."""
+        return {"k": self.k, "window": self.window, "vocabulary": list(self.vocabulary), "idf": self.idf.tolist(),
+                "centres": self.centres.tolist()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> QuantityLabeler:
+        """The labeler :meth:`to_dict` described; unknown or missing keys are errors."""
+        expected = {"k", "window", "vocabulary", "idf", "centres"}
+        if set(data) != expected:
+            raise ValueError(f"quantity labeler keys {sorted(data)}, expected {sorted(expected)}")
+        return cls(int(data["k"]), int(data["window"]), tuple(str(t) for t in data["vocabulary"]), data["idf"],
+                   data["centres"])
+
+
+def _grouped(problems: Sequence[Problem], owners: list[tuple[str, int]], assigned: Sequence[int],
+             labeler: QuantityLabeler) -> QuantityClusters:
+    labels: dict[str, list[int]] = {p.id: [] for p in problems}
+    for (pid, _), cluster in zip(owners, assigned):
+        labels[pid].append(int(cluster))
+    return QuantityClusters(labeler.k, labeler.window, {pid: tuple(v) for pid, v in labels.items()}, labeler)
+
+
+def cluster_quantities(problems: Sequence[Problem], k: int, window: int = DEFAULT_WINDOW, seed: int = 0) -> QuantityClusters:
+    """TF-IDF over the context windows of every quantity, then k-means (seeded): the labels k-means
+    gave ``problems`` while fitting, and the fitted labeler (``.labeler``) for problems outside them."""
     if k < 1:
         raise ValueError(f"k must be positive, got {k}")
-    owners: list[tuple[str, int]] = []
-    docs: list[list[str]] = []
-    for problem in problems:
-        for i in range(len(problem.quantities)):
-            owners.append((problem.id, i))
-            docs.append(quantity_context(problem, i, window) or [NUMBER_TOKEN])
-    labels: dict[str, list[int]] = {p.id: [] for p in problems}
-    if docs:
-        vectors = TfidfVectorizer(analyzer=_tokens_as_given).fit_transform(docs)
-        n_clusters = min(k, len({tuple(sorted(d)) for d in docs}))
-        assigned = KMeans(n_clusters=n_clusters, n_init=1, random_state=seed).fit_predict(vectors)
-        for (pid, _), cluster in zip(owners, assigned):
-            labels[pid].append(int(cluster))
-    return QuantityClusters(k, window, {pid: tuple(v) for pid, v in labels.items()})
+    owners, docs = quantity_documents(problems, window)
+    if not docs:
+        return QuantityClusters(k, window, {p.id: () for p in problems})
+    labeler, assigned = QuantityLabeler._fit_documents(docs, k, window, seed)
+    return _grouped(problems, owners, assigned, labeler)
+
+
+def labeler_from_split(document: Mapping[str, Any]) -> QuantityLabeler | None:
+    """The labeler a split file (``compaug split`` or SD's split.json) was made with; None for a file
+    written before split files carried it (or a split without quantities)."""
+    data = document.get("quantity_labeler")
+    return None if data is None else QuantityLabeler.from_dict(data)
 
 
 def _leaf_atom(node: Expr, qty_label: Callable[[int], int]) -> str:
@@ -121,6 +236,20 @@ def atoms_of(problem: Problem, clusters: QuantityClusters) -> Counter:
 
 def compounds_of(problem: Problem, clusters: QuantityClusters, max_depth: int | None = DEFAULT_MAX_DEPTH) -> Counter:
     return expression_compounds(problem.expression, partial(clusters.label, problem), max_depth)
+
+
+def compound_divergence_between(labeler: QuantityLabeler, pool: Sequence[Problem], test: Sequence[Problem],
+                                alpha: float = 0.1) -> float:
+    """1 - C_alpha between the compound distributions of ``pool`` and ``test`` (every compound counted),
+    their quantities labelled by ``labeler`` (the split's own: augmented problems get the nearest centre)."""
+    clusters = labeler.clusters(list(pool) + list(test))
+    pool_counts: Counter = Counter()
+    test_counts: Counter = Counter()
+    for p in pool:
+        pool_counts.update(compounds_of(p, clusters))
+    for p in test:
+        test_counts.update(compounds_of(p, clusters))
+    return divergence(pool_counts, test_counts, alpha)
 
 
 K_RULES = ("gain", "highest")  # how choose_k ranks the ks; see choose_k
@@ -200,65 +329,3 @@ def format_table(rows: dict[str, dict]) -> str:
         lines.append(f"| {name} | {row['number_ratio']} | {row['length_ratio']:.2f} | "
                      f"{row['atom_divergence']:.3f} | {row['compound_divergence']:.3f} |")
     return "\n".join(lines)
-
-
-# ---------------------------------------------------------------- labelling new problems
-
-
-def _documents(problems: Sequence[Problem], window: int) -> tuple[list[tuple[str, int]], list[list[str]]]:
-    owners, docs = [], []
-    for problem in problems:
-        for i in range(len(problem.quantities)):
-            owners.append((problem.id, i))
-            docs.append(quantity_context(problem, i, window) or [NUMBER_TOKEN])
-    return owners, docs
-
-
-def _identity(tokens: list[str]) -> list[str]:
-    return tokens
-
-
-@dataclass
-class QuantityLabeler:
-    """TF-IDF + k-means over quantity context windows, kept so that new problems can be labelled.
-    Fitting mirrors :func:`cluster_quantities` step for step."""
-
-    vectorizer: Any
-    kmeans: Any
-    k: int
-    window: int
-
-    @classmethod
-    def fit(cls, reference: Sequence[Problem], k: int, window: int = DEFAULT_WINDOW, seed: int = 0) -> "QuantityLabeler":
-        from sklearn.cluster import KMeans
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        _, docs = _documents(reference, window)
-        if not docs:
-            raise ValueError("no quantities to cluster")
-        vectorizer = TfidfVectorizer(analyzer=_identity)
-        vectors = vectorizer.fit_transform(docs)
-        n_clusters = min(k, len({tuple(sorted(d)) for d in docs}))
-        kmeans = KMeans(n_clusters=n_clusters, n_init=1, random_state=seed).fit(vectors)
-        return cls(vectorizer, kmeans, k, window)
-
-    def clusters(self, problems: Sequence[Problem]) -> QuantityClusters:
-        owners, docs = _documents(problems, self.window)
-        labels: dict[str, list[int]] = {p.id: [] for p in problems}
-        if docs:
-            for (pid, _), cluster in zip(owners, self.kmeans.predict(self.vectorizer.transform(docs))):
-                labels[pid].append(int(cluster))
-        return QuantityClusters(self.k, self.window, {pid: tuple(v) for pid, v in labels.items()})
-
-
-def compound_divergence_between(labeler: QuantityLabeler, pool: Sequence[Problem], test: Sequence[Problem],
-                                alpha: float = 0.1) -> float:
-    """1 - C_alpha between the compound distributions of ``pool`` and ``test`` (every compound counted)."""
-    clusters = labeler.clusters(list(pool) + list(test))
-    pool_counts: Counter = Counter()
-    test_counts: Counter = Counter()
-    for p in pool:
-        pool_counts.update(compounds_of(p, clusters))
-    for p in test:
-        test_counts.update(compounds_of(p, clusters))
-    return divergence(pool_counts, test_counts, alpha)

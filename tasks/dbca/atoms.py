@@ -13,7 +13,7 @@ of ``+`` and ``*`` sorted, so that ``a + b`` and ``b + a`` are one compound.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Callable, Mapping, Sequence
 
@@ -297,6 +297,27 @@ def choose_k(problems: Sequence[Problem], config: SplitConfig, ks: Sequence[int]
                            partial(compounds_of, clusters=clusters, max_depth=max_depth), config).compound_divergence
     k = pick_k(tried, iid, rule)
     return KChoice(k, runs[k][0], runs[k][1], tried, iid, rule)
+
+
+def split_problems(problems: Sequence[Problem], config: SplitConfig, method: str = "comdiv", k: int | str = "auto",
+                   ks: Sequence[int] = DEFAULT_KS, window: int = DEFAULT_WINDOW,
+                   max_depth: int | None = DEFAULT_MAX_DEPTH, k_rule: str = "gain") -> KChoice:
+    """The split ``compaug split`` makes: the greedy ComDiv split at ``k`` (``"auto"``: the k
+    :func:`choose_k` picks from ``ks``), or for ``method="iid"`` the I.I.D. split measured under the
+    clusters of that k. ``tried``/``iid`` are empty at a fixed k."""
+    if method not in ("comdiv", "iid"):
+        raise ValueError(f"unknown split method {method!r}; expected comdiv or iid")
+    if k == "auto":
+        choice = choose_k(problems, config, ks, window, max_depth, k_rule)
+    else:
+        clusters, result = split_with_k(problems, int(k), config, window, max_depth)
+        choice = KChoice(int(k), clusters, result, {}, {}, k_rule)
+    if method == "iid":
+        clusters = choice.clusters
+        result = iid_split(problems, partial(atoms_of, clusters=clusters),
+                           partial(compounds_of, clusters=clusters, max_depth=max_depth), config)
+        choice = replace(choice, result=result)
+    return choice
 
 
 def pick_k(comdiv: dict[int, float], iid: dict[int, float], rule: str = "gain") -> int:

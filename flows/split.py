@@ -15,6 +15,7 @@ from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
+from mwp.readers import FORMATS
 from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW
 from tasks.dbca.splitter import SplitConfig
 from tasks.dbca.steps import load_problems, make_split, synthesize, write_sd, write_split
@@ -25,7 +26,7 @@ EXPERIMENT = "compaug-split"
 class SplitParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    format: str = Field(description="dataset format: builtin, mawps, math23k, svamp, asdiv, csv, jsonl")
+    format: Literal[FORMATS] = Field(description="dataset format (mwp.readers.FORMATS)")
     path: Optional[str] = Field(None, description="dataset file (none for builtin)")
     method: Literal["comdiv", "iid"] = "comdiv"
     out: str = Field(description="split file (JSON) to write")
@@ -60,7 +61,7 @@ class SplitParams(BaseModel):
 class SDParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    format: str
+    format: Literal[FORMATS] = Field(description="dataset format (mwp.readers.FORMATS)")
     path: Optional[str] = None
     out: str = Field(description="directory for train.jsonl, test.jsonl and split.json")
     k: PositiveInt = Field(10, description="quantity clusters used to measure the SD divergences")
@@ -95,7 +96,7 @@ def split_flow(params: SplitParams) -> dict:
     result = choice.result
     _tracking(Path(params.out).parent)
     with mlflow.start_run(run_name=f"{params.method}-{params.format}") as run:
-        mlflow.set_tag("prefect_flow_run_id", str(flow_run.get_id()))
+        mlflow.set_tag("prefect.flow_run_id", str(flow_run.get_id()))
         mlflow.log_params({key: str(value) for key, value in params.model_dump().items()})
         mlflow.log_param("k_used", choice.clusters.k)
         mlflow.log_metrics({"atom_divergence": result.atom_divergence, "compound_divergence": result.compound_divergence,
@@ -123,7 +124,7 @@ def sd_flow(params: SDParams) -> dict:
     stats = document["stats"]
     _tracking(out)
     with mlflow.start_run(run_name=f"sd-{params.format}") as run:
-        mlflow.set_tag("prefect_flow_run_id", str(flow_run.get_id()))
+        mlflow.set_tag("prefect.flow_run_id", str(flow_run.get_id()))
         mlflow.log_params({key: str(value) for key, value in params.model_dump().items()})
         mlflow.log_metrics({"n_train": len(sd.train), "n_test": len(sd.test),
                             **{k: v for k, v in stats.items() if k in ("atom_divergence", "compound_divergence")}})

@@ -4,9 +4,10 @@ from functools import partial
 
 import pytest
 
+from flows.cli import build_parser
 from flows.split import SDParams, SplitParams
 from mwp.problem import read_problems_jsonl
-from mwp.readers import load_dataset
+from mwp.readers import FORMATS, load_dataset
 from tasks.dbca.atoms import atoms_of, cluster_quantities, compounds_of, labeler_from_split
 from tasks.dbca.splitter import measure_divergences
 
@@ -24,6 +25,18 @@ def _write_pool(path):
 def test_params_reject_unknown_keys():
     with pytest.raises(ValueError, match="extra"):
         SplitParams(format="jsonl", path="x", out="y", taget_divergence=0.5)
+
+
+def test_the_format_choices_are_the_readers_registry():
+    for params in (SplitParams, SDParams):
+        with pytest.raises(ValueError, match="'mawps'"):  # pydantic lists the allowed values
+            params(format="mawsp", path="x", out="y")
+        assert params.model_json_schema()["properties"]["format"]["enum"] == list(FORMATS)
+    parser = build_parser()
+    for command in ("split", "sd"):
+        assert parser.parse_args([command, "--format", "asdiv", "x", "--out", "y"]).format == "asdiv"
+        with pytest.raises(SystemExit):
+            parser.parse_args([command, "--format", "mawsp", "x", "--out", "y"])
 
 
 def test_split_flow_writes_the_file_and_logs_the_run(prefect_harness, tmp_path, monkeypatch):
@@ -47,7 +60,7 @@ def test_split_flow_writes_the_file_and_logs_the_run(prefect_harness, tmp_path, 
     mlflow.set_tracking_uri(f"sqlite:///{out.parent / 'mlflow.db'}")
     run = mlflow.get_run(result["mlflow_run_id"])
     assert run.data.metrics["compound_divergence"] == pytest.approx(written["stats"]["compound_divergence"], abs=1e-6)
-    assert run.data.params["method"] == "comdiv" and run.data.tags["prefect_flow_run_id"]
+    assert run.data.params["method"] == "comdiv" and run.data.tags["prefect.flow_run_id"]
 
     # the file carries the labeler of the split's clusters: it gives the same labels without refitting,
     # and under them the split measures what the file says
@@ -93,4 +106,4 @@ def test_sd_flow_writes_the_set_and_a_split_file_with_its_labeler(prefect_harnes
 
     mlflow.set_tracking_uri(f"sqlite:///{out / 'mlflow.db'}")
     run = mlflow.get_run(result["mlflow_run_id"])
-    assert run.data.metrics["n_test"] == 1 and run.data.tags["prefect_flow_run_id"]
+    assert run.data.metrics["n_test"] == 1 and run.data.tags["prefect.flow_run_id"]

@@ -166,8 +166,10 @@ class QuantityLabeler:
         expected = {"k", "window", "vocabulary", "idf", "centres"}
         if set(data) != expected:
             raise ValueError(f"quantity labeler keys {sorted(data)}, expected {sorted(expected)}")
-        return cls(int(data["k"]), int(data["window"]), tuple(str(t) for t in data["vocabulary"]), data["idf"],
-                   data["centres"])
+        if not (isinstance(data["k"], int) and isinstance(data["window"], int)
+                and all(isinstance(t, str) for t in data["vocabulary"])):
+            raise ValueError("quantity labeler: k and window must be integers, the vocabulary strings")
+        return cls(data["k"], data["window"], tuple(data["vocabulary"]), data["idf"], data["centres"])
 
 
 def _grouped(problems: Sequence[Problem], owners: list[tuple[str, int]], assigned: Sequence[int],

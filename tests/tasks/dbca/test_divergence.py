@@ -38,20 +38,30 @@ def _random_examples(rng, n=40, vocabulary="abcdefgh"):
     return [Counter(rng.choice(vocabulary) for _ in range(rng.randint(1, 4))) for _ in range(n)]
 
 
+def _random_tracker(rng, split_seed, alpha):
+    """40 random examples, a seeded 30/10 split and its tracker."""
+    examples = _random_examples(rng)
+    in_test = random_assignment(len(examples), 0.25, seed=split_seed)
+    return examples, in_test, DivergenceTracker(FeatureIndex.build(examples, lambda e: e), in_test.copy(), alpha)
+
+
+def _full_divergence(examples, in_test, alpha):
+    """The divergence recomputed from every example, the reference for the trackers' predictions."""
+    return divergence(sum((examples[i] for i in np.flatnonzero(~in_test)), Counter()),
+                      sum((examples[i] for i in np.flatnonzero(in_test)), Counter()), alpha)
+
+
 @pytest.mark.parametrize("alpha", [0.1, 0.5])
 def test_incremental_counts_equal_full_recomputation_on_random_swaps(alpha):
     rng = random.Random(7)
-    examples = _random_examples(rng)
-    in_test = random_assignment(len(examples), 0.25, seed=3)
-    tracker = DivergenceTracker(FeatureIndex.build(examples, lambda e: e), in_test.copy(), alpha)
+    examples, in_test, tracker = _random_tracker(rng, 3, alpha)
     for _ in range(200):
         e = rng.randrange(len(examples))
         to_test = not in_test[e]
         predicted = tracker.divergence_after(np.array([e]), to_test)[0]
         tracker.move(e, to_test)
         in_test[e] = to_test
-        full = divergence(sum((examples[i] for i in np.flatnonzero(~in_test)), Counter()),
-                          sum((examples[i] for i in np.flatnonzero(in_test)), Counter()), alpha)
+        full = _full_divergence(examples, in_test, alpha)
         assert tracker.divergence() == pytest.approx(full, abs=1e-9)
         assert predicted == pytest.approx(full, abs=1e-9)
 
@@ -81,15 +91,11 @@ def test_holders_is_the_inverted_index():
 @pytest.mark.parametrize("alpha", [0.1, 0.5])
 def test_set_scores_equal_full_recomputation(alpha):
     rng = random.Random(3)
-    examples = _random_examples(rng)
-    in_test = random_assignment(len(examples), 0.25, seed=1)
-    tracker = DivergenceTracker(FeatureIndex.build(examples, lambda e: e), in_test.copy(), alpha)
+    examples, in_test, tracker = _random_tracker(rng, 1, alpha)
     train = np.flatnonzero(~in_test)
     sets = [np.asarray(sorted(rng.sample(list(train), rng.randint(1, 6)))) for _ in range(10)]
     predicted = tracker.divergence_after_sets(sets, to_test=True)
     for members, score in zip(sets, predicted):
         after = in_test.copy()
         after[members] = True
-        full = divergence(sum((examples[i] for i in np.flatnonzero(~after)), Counter()),
-                          sum((examples[i] for i in np.flatnonzero(after)), Counter()), alpha)
-        assert score == pytest.approx(full, abs=1e-9)
+        assert score == pytest.approx(_full_divergence(examples, after, alpha), abs=1e-9)

@@ -65,6 +65,8 @@ def test_from_dict_rejects_unknown_keys_and_inconsistent_shapes():
         QuantityLabeler.from_dict({**good, "seed": 0})
     with pytest.raises(ValueError, match="centres of shape"):
         QuantityLabeler.from_dict({**good, "centres": [[1.0, 0.0, 0.0]]})
+    with pytest.raises(ValueError, match="integers"):
+        QuantityLabeler.from_dict({**good, "k": "2"})
     with pytest.raises(ValueError, match="3 centres for k=2"):
         QuantityLabeler.from_dict({**good, "centres": [[1.0, 0.0]] * 3})
 

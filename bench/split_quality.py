@@ -15,10 +15,10 @@ from functools import partial
 from pathlib import Path
 
 from mwp.readers import load_dataset
-from tasks.dbca import SplitConfig, iid_split, measure_divergences
-from tasks.mwp_atoms import (DEFAULT_KS, DEFAULT_MAX_DEPTH, atoms_of, choose_k, cluster_quantities, compounds_of,
-                             format_table, split_statistics)
-from tasks.synthetic import build_sd
+from tasks.dbca.atoms import (DEFAULT_KS, DEFAULT_MAX_DEPTH, atoms_of, choose_k, cluster_quantities, compounds_of,
+                              format_table, split_statistics)
+from tasks.dbca.splitter import SplitConfig, iid_split, measure_divergences
+from tasks.dbca.synthetic import build_sd
 
 
 def dataset_rows(name: str, problems, config: SplitConfig, ks, rule: str, max_depth) -> dict:

@@ -13,8 +13,9 @@ from functools import partial
 import numpy as np
 
 from mwp.readers import load_dataset
-from tasks.dbca import DivergenceTracker, SplitConfig, divergence, greedy_split
-from tasks.mwp_atoms import DEFAULT_MAX_DEPTH, atoms_of, cluster_quantities, compounds_of
+from tasks.dbca.atoms import DEFAULT_MAX_DEPTH, atoms_of, cluster_quantities, compounds_of
+from tasks.dbca.divergence import DivergenceTracker, divergence
+from tasks.dbca.splitter import SplitConfig, greedy_split
 
 
 class FullRecomputeTracker(DivergenceTracker):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from mwp.readers import FORMATS
+
 
 def _k(text: str):
     if text == "auto":
@@ -15,7 +17,7 @@ def _k(text: str):
 
 def register(subparsers) -> None:
     split = subparsers.add_parser("split", help="write a compositional (comdiv) or random (iid) split file")
-    split.add_argument("--format", required=True, help="builtin, mawps, math23k, svamp, asdiv, csv, jsonl")
+    split.add_argument("--format", required=True, choices=FORMATS, help="dataset format")
     split.add_argument("path", nargs="?", help="dataset file (none for builtin)")
     split.add_argument("--method", choices=("comdiv", "iid"), default="comdiv")
     split.add_argument("--out", required=True, help="split file (JSON)")
@@ -38,7 +40,7 @@ def register(subparsers) -> None:
     split.set_defaults(handler=run_split)
 
     sd = subparsers.add_parser("sd", help="build the synthetic SD data set from the rule table")
-    sd.add_argument("--format", required=True)
+    sd.add_argument("--format", required=True, choices=FORMATS, help="dataset format")
     sd.add_argument("path", nargs="?")
     sd.add_argument("--out", required=True, help="output directory")
     sd.add_argument("--k", type=int, default=10, help="quantity clusters used to measure the divergences")

@@ -1,25 +1,24 @@
 """Prefect flows that write DBCA splits (``split_flow``) and the synthetic SD set (``sd_flow``).
 
-Thin shell over tasks/dbca.py, tasks/mwp_atoms.py and tasks/synthetic.py: the flows validate their
-parameters, call the pure code in small tasks, write files and log one MLflow run each (SQLite
-store under the output directory unless ``MLFLOW_TRACKING_URI`` is set).
+Thin shell over tasks/dbca/: the flows validate their parameters, compose the tasks of
+tasks/dbca/steps.py (which write the files) and log one MLflow run each (SQLite store under the output
+directory unless ``MLFLOW_TRACKING_URI`` is set).
 """
 from __future__ import annotations
 
 import json
 import os
-from functools import partial
 from pathlib import Path
 from typing import Literal, Optional, Union
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
-from mwp.problem import Problem, write_jsonl
-from tasks.dbca import SplitConfig, SplitResult, iid_split, measure_divergences
-from tasks.mwp_atoms import (DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, QuantityClusters, atoms_of, choose_k,
-                             cluster_quantities, compounds_of, split_statistics, split_with_k)
+from mwp.readers import FORMATS
+from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW
+from tasks.dbca.splitter import SplitConfig
+from tasks.dbca.steps import load_problems, make_split, synthesize, write_sd, write_split
 
 EXPERIMENT = "compaug-split"
 
@@ -27,7 +26,7 @@ EXPERIMENT = "compaug-split"
 class SplitParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    format: str = Field(description="dataset format: builtin, mawps, math23k, svamp, asdiv, csv, jsonl")
+    format: Literal[FORMATS] = Field(description="dataset format (mwp.readers.FORMATS)")
     path: Optional[str] = Field(None, description="dataset file (none for builtin)")
     method: Literal["comdiv", "iid"] = "comdiv"
     out: str = Field(description="split file (JSON) to write")
@@ -62,86 +61,11 @@ class SplitParams(BaseModel):
 class SDParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    format: str
+    format: Literal[FORMATS] = Field(description="dataset format (mwp.readers.FORMATS)")
     path: Optional[str] = None
     out: str = Field(description="directory for train.jsonl, test.jsonl and split.json")
     k: PositiveInt = Field(10, description="quantity clusters used to measure the SD divergences")
     seed: int = 0
-
-
-@task
-def load_problems(fmt: str, path: Optional[str]) -> list[Problem]:
-    from mwp.readers import load_dataset
-
-    result = load_dataset(fmt, path)
-    if result.skipped:
-        get_run_logger().info("skipped records: %s", dict(result.skipped))
-    if not result.problems:
-        raise ValueError(f"{path or fmt}: no problems to split")
-    return result.problems
-
-
-@task
-def make_split(problems: list[Problem], params: SplitParams) -> tuple[QuantityClusters, SplitResult, dict]:
-    config = params.config()
-    tried: dict[int, dict] = {}
-    if params.k == "auto":
-        choice = choose_k(problems, config, params.ks, params.window, params.max_compound_depth, params.k_rule)
-        clusters, comdiv = choice.clusters, choice.result
-        tried = {k: {"comdiv": choice.tried[k], "iid": choice.iid[k]} for k in choice.tried}
-    else:
-        clusters, comdiv = split_with_k(problems, params.k, config, params.window, params.max_compound_depth)
-    if params.method == "iid":
-        atoms = partial(atoms_of, clusters=clusters)
-        compounds = partial(compounds_of, clusters=clusters, max_depth=params.max_compound_depth)
-        return clusters, iid_split(problems, atoms, compounds, config), tried
-    return clusters, comdiv, tried
-
-
-def split_document(problems: list[Problem], params: SplitParams, clusters: QuantityClusters, result: SplitResult,
-                   tried: dict) -> dict:
-    ids = [p.id for p in problems]
-    # the divergences above leave out compounds held by fewer than min_compound_examples problems;
-    # this one counts every compound (paper 003's definition), for comparison
-    _, all_compounds = measure_divergences(
-        problems, result.train, result.test, partial(atoms_of, clusters=clusters),
-        partial(compounds_of, clusters=clusters, max_depth=params.max_compound_depth),
-        params.atom_alpha, params.compound_alpha, min_compound_examples=1)
-    return {
-        "method": params.method,
-        "parameters": params.model_dump(),
-        "k": clusters.k,
-        "train": [ids[i] for i in result.train],
-        "test": [ids[i] for i in result.test],
-        "stats": {
-            **split_statistics(problems, result.train, result.test, result.atom_divergence, result.compound_divergence),
-            "initial_compound_divergence": result.initial_compound_divergence,
-            "iterations": result.iterations, "swaps": result.swaps, "stop_reason": result.stop_reason,
-            "group_moves": result.group_moves, "repairs": result.repairs,
-            "compound_divergence_all_compounds": all_compounds,
-            "k_tried": {str(key): value for key, value in tried.items()},
-        },
-    }
-
-
-@task
-def write_split(problems: list[Problem], params: SplitParams, clusters: QuantityClusters, result: SplitResult,
-                tried: dict) -> list[str]:
-    """The split file, plus one file per reached divergence target (``<stem>-c0.50.json``)."""
-    out = Path(params.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    document = split_document(problems, params, clusters, result, tried)
-    out.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
-    written = [str(out)]
-    for snap in result.snapshots:
-        test = set(snap.test)
-        train = tuple(i for i in range(len(problems)) if i not in test)
-        at = SplitResult(train, snap.test, snap.atom_divergence, snap.compound_divergence,
-                         result.initial_compound_divergence, snap.swaps, snap.swaps, "target")
-        path = out.with_name(f"{out.stem}-c{snap.target:.2f}{out.suffix}")
-        path.write_text(json.dumps(split_document(problems, params, clusters, at, tried), indent=1, ensure_ascii=False), encoding="utf-8")
-        written.append(str(path))
-    return written
 
 
 def _tracking(out_dir: Path) -> None:
@@ -163,14 +87,18 @@ def split_flow(params: SplitParams) -> dict:
     written to ``params.out`` plus ``files`` and ``mlflow_run_id``."""
     import mlflow
 
+    config = params.config()
     problems = load_problems(params.format, params.path)
-    clusters, result, tried = make_split(problems, params)
-    files = write_split(problems, params, clusters, result, tried)
+    choice = make_split(problems, config, params.method, params.k, params.ks, params.window,
+                        params.max_compound_depth, params.k_rule)
+    files = write_split(problems, choice, params.out, params.method, params.model_dump(), config,
+                        params.max_compound_depth)
+    result = choice.result
     _tracking(Path(params.out).parent)
     with mlflow.start_run(run_name=f"{params.method}-{params.format}") as run:
-        mlflow.set_tag("prefect_flow_run_id", str(flow_run.get_id()))
+        mlflow.set_tag("prefect.flow_run_id", str(flow_run.get_id()))
         mlflow.log_params({key: str(value) for key, value in params.model_dump().items()})
-        mlflow.log_param("k_used", clusters.k)
+        mlflow.log_param("k_used", choice.clusters.k)
         mlflow.log_metrics({"atom_divergence": result.atom_divergence, "compound_divergence": result.compound_divergence,
                             "initial_compound_divergence": result.initial_compound_divergence,
                             "swaps": result.swaps, "n_train": len(result.train), "n_test": len(result.test)})
@@ -183,13 +111,6 @@ def split_flow(params: SplitParams) -> dict:
     return {**document, "files": files, "mlflow_run_id": run.info.run_id}
 
 
-@task
-def synthesize(problems: list[Problem]):
-    from tasks.synthetic import build_sd
-
-    return build_sd(problems)
-
-
 @flow(name="sd")
 def sd_flow(params: SDParams) -> dict:
     """Build SD from one data set; write train.jsonl, test.jsonl and split.json (with the Table-3
@@ -198,23 +119,12 @@ def sd_flow(params: SDParams) -> dict:
 
     problems = load_problems(params.format, params.path)
     sd = synthesize(problems)
+    document = write_sd(sd, params.out, params.model_dump(), params.k, params.seed)
     out = Path(params.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(sd.train, out / "train.jsonl")
-    write_jsonl(sd.test, out / "test.jsonl")
-    both = sd.train + sd.test
-    train, test = range(len(sd.train)), range(len(sd.train), len(both))
-    stats: dict = {"rules": {str(r): n for r, n in sorted(sd.rules.items())}, "abandoned": dict(sd.abandoned)}
-    if sd.train and sd.test:
-        clusters = cluster_quantities(both, params.k, seed=params.seed)
-        a, c = measure_divergences(both, train, test, partial(atoms_of, clusters=clusters), partial(compounds_of, clusters=clusters))
-        stats.update(split_statistics(both, list(train), list(test), a, c))
-    document = {"method": "sd", "parameters": params.model_dump(), "train": [p.id for p in sd.train],
-                "test": [p.id for p in sd.test], "labels": sd.labels, "stats": stats}
-    (out / "split.json").write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
+    stats = document["stats"]
     _tracking(out)
     with mlflow.start_run(run_name=f"sd-{params.format}") as run:
-        mlflow.set_tag("prefect_flow_run_id", str(flow_run.get_id()))
+        mlflow.set_tag("prefect.flow_run_id", str(flow_run.get_id()))
         mlflow.log_params({key: str(value) for key, value in params.model_dump().items()})
         mlflow.log_metrics({"n_train": len(sd.train), "n_test": len(sd.test),
                             **{k: v for k, v in stats.items() if k in ("atom_divergence", "compound_divergence")}})

@@ -6,9 +6,9 @@ import pytest
 
 from mwp.expr import BinOp, Num, Qty
 from mwp.problem import build_problem
-from tasks.dbca import SplitConfig
-from tasks.mwp_atoms import (atoms_of, choose_k, cluster_quantities, compounds_of, expression_atoms,
-                             expression_compounds, format_table, pick_k, quantity_context, split_statistics)
+from tasks.dbca.atoms import (atoms_of, choose_k, cluster_quantities, compounds_of, expression_atoms,
+                              expression_compounds, format_table, pick_k, quantity_context, split_statistics)
+from tasks.dbca.splitter import SplitConfig
 
 # ((N0 + N1) * N2) - 1 with quantity labels N0 -> 1, N1 -> 0, N2 -> 2
 TREE = BinOp("-", BinOp("*", BinOp("+", Qty(0), Qty(1)), Qty(2)), Num(Fraction(1)))

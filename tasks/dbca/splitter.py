@@ -1,9 +1,9 @@
-"""Distribution-based compositional assessment (DBCA): divergences and a greedy compositional split.
+"""Distribution-based compositional assessment (DBCA): the greedy compositional split and the I.I.D. split.
 
 Generic on purpose (like google-research/language nqg's split utilities): what an atom or a compound
 is comes in as two functions, ``atoms_of(example)`` and ``compounds_of(example)``, each returning an
 iterable of strings (repeats count) or a mapping string -> count. The MWP definitions live in
-:mod:`tasks.mwp_atoms`.
+:mod:`tasks.dbca.atoms`, the divergences and their incremental trackers in :mod:`tasks.dbca.divergence`.
 
 Divergence (Keysers et al. 2020): ``1 - C_alpha(P || Q)`` with the Chernoff coefficient
 ``C_alpha(P || Q) = sum_k p_k^alpha q_k^(1 - alpha)``, P the train and Q the test distribution.
@@ -23,11 +23,9 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from tasks.divergence import (DivergenceTracker, FeatureIndex, Features, as_counter, chernoff_coefficient,
-                              divergence)
+from tasks.dbca.divergence import DivergenceTracker, FeatureIndex, Features, as_counter, divergence
 
-__all__ = ["DivergenceTracker", "FeatureIndex", "Features", "SplitConfig", "SplitResult", "Snapshot", "as_counter",
-           "chernoff_coefficient", "divergence", "greedy_split", "iid_split", "measure_divergences",
+__all__ = ["SplitConfig", "SplitResult", "Snapshot", "greedy_split", "iid_split", "measure_divergences",
            "random_assignment"]
 
 # ---------------------------------------------------------------- splits

@@ -15,7 +15,8 @@ expression is one of the 13 seed templates of Table 2, is rewritten:
 
 Similarity is the Jaccard overlap of content words (tokens minus the stop words shipped in
 mwp/resources); a best similarity of 0 abandons the seed. Clauses are sentences split further at
-commas and semicolons (Math23K problems are mostly one sentence).
+commas and semicolons (Math23K problems are mostly one sentence) by the cutter every layer shares,
+:func:`mwp.text.clause_spans`.
 """
 from __future__ import annotations
 
@@ -28,11 +29,11 @@ from typing import Sequence
 
 from mwp.expr import COMMUTATIVE, BinOp, Expr, ExpressionError, Num, Qty, evaluate, format_number, to_prefix
 from mwp.problem import Problem, Provenance, find_quantities
+from mwp.text import clause_spans
 
-CLAUSE_END = {",", "，", ";", "；"}
 STRUCTURAL, LEXICAL = "structural", "lexical"
 DELTA = None  # a placeholder clause in a part layout
-_RESOURCES = Path(__file__).resolve().parent.parent / "mwp" / "resources"
+_RESOURCES = Path(__file__).resolve().parents[2] / "mwp" / "resources"
 
 
 def _n(i: int) -> Qty:
@@ -132,17 +133,11 @@ def _slots(expr: Expr) -> list[Qty]:
 
 
 def clauses(problem: Problem) -> list[tuple[str, ...]]:
-    """Sentences split further after commas and semicolons."""
+    """Sentences split further after commas and semicolons, by the shared cutter
+    (:func:`mwp.text.clause_spans`: punctuation alone joins the clause before it)."""
     out: list[tuple[str, ...]] = []
     for sentence in problem.sentences:
-        current: list[str] = []
-        for tok in sentence:
-            current.append(tok)
-            if tok in CLAUSE_END:
-                out.append(tuple(current))
-                current = []
-        if current:
-            out.append(tuple(current))
+        out.extend(tuple(sentence[start:end]) for start, end in clause_spans(list(sentence)))
     return out
 
 

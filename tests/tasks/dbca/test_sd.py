@@ -4,7 +4,7 @@ from fractions import Fraction
 import pytest
 
 from mwp.problem import build_problem
-from tasks.synthetic import LEXICAL, RULES, STRUCTURAL, build_sd, content_words, rule_for, similarity
+from tasks.dbca.synthetic import LEXICAL, RULES, STRUCTURAL, build_sd, clauses, content_words, rule_for, similarity
 
 S1, S2, S3 = "Tom picks {} apples.", "Ann picks {} apples.", "Bob picks {} apples."
 SEED_Q, DONOR_Q = "How many apples are there?", "What is the apple total?"
@@ -119,3 +119,10 @@ def test_a_reformulation_whose_constituents_were_trained_with_the_new_template_i
     # the decomposition trains "... Bob picks 2 apples ..." with n1 - n2, which shares words with q'
     assert list(result.labels.values()) == [STRUCTURAL]
     assert result.abandoned["constituents_seen_with_template"] == 1
+
+
+def test_clauses_are_cut_per_sentence_by_the_shared_cutter():
+    p = _problem("p", ["Tom picks 3 apples, , and Ann picks 4 apples; Bob sleeps.", "How many apples?"], "x=3+4", 7)
+    # the lone comma joins the clause before it (SD's own cutter made it a clause of its own)
+    assert clauses(p) == [("Tom", "picks", "3", "apples", ",", ","), ("and", "Ann", "picks", "4", "apples", ";"),
+                          ("Bob", "sleeps", "."), ("How", "many", "apples", "?")]

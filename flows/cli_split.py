@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 
 from mwp.readers import FORMATS
+from tasks.dbca.atoms import K_RULES
+from tasks.dbca.splitter import SPLIT_METHODS
 
 
 def _k(text: str):
@@ -19,12 +21,13 @@ def register(subparsers) -> None:
     split = subparsers.add_parser("split", help="write a compositional (comdiv) or random (iid) split file")
     split.add_argument("--format", required=True, choices=FORMATS, help="dataset format")
     split.add_argument("path", nargs="?", help="dataset file (none for builtin)")
-    split.add_argument("--method", choices=("comdiv", "iid"), default="comdiv")
+    split.add_argument("--method", choices=SPLIT_METHODS, default="comdiv",
+                       help="comdiv: maximum compound divergence (DBCA); iid: random, for comparison")
     split.add_argument("--out", required=True, help="split file (JSON)")
     split.add_argument("--target-divergence", type=float, nargs="+", default=[],
                        help="compound divergence(s) to stop at; one extra file <out>-cX.XX.json per value")
     split.add_argument("--k", type=_k, default="auto", help="quantity clusters: auto (best of 5, 10, 20) or a number")
-    split.add_argument("--k-rule", choices=("gain", "highest"), default="gain",
+    split.add_argument("--k-rule", choices=K_RULES, default="gain",
                        help="auto k: highest DBCA^c gain over the I.I.D. split at that k (default), or highest DBCA^c")
     split.add_argument("--min-compound-examples", type=int, default=2,
                        help="leave out compounds held by fewer pool examples (1 = keep all)")

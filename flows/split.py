@@ -16,8 +16,8 @@ from prefect.runtime import flow_run
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from mwp.readers import FORMATS
-from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW
-from tasks.dbca.splitter import SplitConfig
+from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, K_RULES
+from tasks.dbca.splitter import SPLIT_METHODS, SplitConfig
 from tasks.dbca.steps import load_problems, make_split, synthesize, write_sd, write_split
 
 EXPERIMENT = "compaug-split"
@@ -28,11 +28,11 @@ class SplitParams(BaseModel):
 
     format: Literal[FORMATS] = Field(description="dataset format (mwp.readers.FORMATS)")
     path: Optional[str] = Field(None, description="dataset file (none for builtin)")
-    method: Literal["comdiv", "iid"] = "comdiv"
+    method: Literal[SPLIT_METHODS] = "comdiv"
     out: str = Field(description="split file (JSON) to write")
     k: Union[Literal["auto"], PositiveInt] = Field("auto", description="quantity clusters; auto picks from ks")
     ks: list[PositiveInt] = Field(default_factory=lambda: list(DEFAULT_KS), min_length=1)
-    k_rule: Literal["gain", "highest"] = Field("gain", description="auto k: highest gain over I.I.D., or highest DBCA^c")
+    k_rule: Literal[K_RULES] = Field("gain", description="auto k: highest gain over I.I.D., or highest DBCA^c")
     min_compound_examples: PositiveInt = Field(2, description="compounds held by fewer pool examples are left out")
     group_moves: bool = True
     window: PositiveInt = DEFAULT_WINDOW

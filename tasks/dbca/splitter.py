@@ -31,6 +31,8 @@ __all__ = ["SplitConfig", "SplitResult", "Snapshot", "greedy_split", "iid_split"
 # ---------------------------------------------------------------- splits
 
 
+SPLIT_METHODS = ("comdiv", "iid")  # maximum compound divergence (DBCA), or a random split measured the same way
+
 @dataclass(frozen=True)
 class SplitConfig:
     test_fraction: float = 0.2  # share of the pool that goes to test

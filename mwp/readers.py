@@ -39,6 +39,7 @@ class ReadResult:
     skipped_examples: list[SkippedRecord] = field(default_factory=list)  # every skipped record
     splits: dict[str, str] = field(default_factory=dict)  # problem id -> split name, when the data has one
     source: str = ""  # format name
+    duplicates: dict[str, str] = field(default_factory=dict)  # dropped id -> id of its kept twin
 
     @property
     def total(self) -> int:
@@ -353,15 +354,35 @@ READERS: dict[str, Callable[[Any], ReadResult]] = {
 }
 
 
+def drop_duplicates(result: ReadResult) -> ReadResult:
+    """Exact duplicates (normalized text and expression, :meth:`Problem.key`) dropped, the first kept;
+    each drop is a counted skip (``duplicate_problem``) naming its twin, and ``result.duplicates``
+    maps it to the kept id (a split file with twins on both sides can then be reported)."""
+    kept: dict[str, str] = {}
+    unique = []
+    for problem in result.problems:
+        twin = kept.setdefault(problem.key(), problem.id)
+        if twin != problem.id:
+            result.skipped["duplicate_problem"] += 1
+            result.skipped_examples.append(SkippedRecord(problem.id, "duplicate_problem",
+                                                         f"same text and expression as {twin!r}"))
+            result.duplicates[problem.id] = twin
+        else:
+            unique.append(problem)
+    result.problems = unique
+    return result
+
+
 def load_dataset(fmt: str, path=None, **builtin_options: Any) -> ReadResult:
     """Read ``path`` in format ``fmt`` (one of :data:`FORMATS`); ``builtin`` generates the embedded
-    corpus (``builtin_options`` go to :func:`mwp.builtin.generate_corpus`) and takes no path."""
+    corpus (``builtin_options`` go to :func:`mwp.builtin.generate_corpus`) and takes no path. Exact
+    duplicates are dropped before anything else sees the problems (:func:`drop_duplicates`)."""
     if fmt == "builtin":
         if path is not None:
             raise ValueError("the builtin corpus is generated, it takes no path")
         from mwp.builtin import generate_corpus
 
-        return ReadResult(problems=generate_corpus(**builtin_options), source="builtin")
+        return drop_duplicates(ReadResult(problems=generate_corpus(**builtin_options), source="builtin"))
     if fmt not in READERS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if builtin_options:
@@ -370,7 +391,7 @@ def load_dataset(fmt: str, path=None, **builtin_options: Any) -> ReadResult:
         raise ValueError(f"format {fmt!r} needs a path")
     if not (Path(path).is_file() or (fmt == "problems" and Path(path).is_dir())):
         raise FileNotFoundError(f"{path}: no such file")
-    return READERS[fmt](path)
+    return drop_duplicates(READERS[fmt](path))
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,23 @@ def clause_units(problem: Problem) -> Units:
     return Units(problem.tokens, clause_spans(problem.tokens), problem.quantity_positions())
 
 
+def skeleton(units: Units, clause: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Tokens of a clause that environments see (no quantities, no final punctuation) and the
+    segment of each (a new segment starts after every quantity; a span stays inside one)."""
+    start, end = units.spans[clause]
+    if end > start and units.tokens[end - 1] in CLAUSE_END:
+        end -= 1
+    qty = set(units.qty_pos)
+    tokens, segments, seg = [], [], 0
+    for pos in range(start, end):
+        if pos in qty:
+            seg += 1
+            continue
+        tokens.append(units.tokens[pos])
+        segments.append(seg)
+    return tuple(tokens), tuple(segments)
+
+
 class Slot(NamedTuple):
     """A quantity of a new problem before renumbering: where it is and what it was called."""
 

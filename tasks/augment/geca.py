@@ -1,24 +1,26 @@
-"""Operations 1 and 2 of paper 003 (section 3, Figure 3) and the two operators built on them: seeded
-sampling over the hashed fragment index (tasks/augment/geca_index.py), a few candidates per source
-problem, never a pairwise comparison of problems.
+"""Operations 1 and 2 of paper 003 (section 3, Figure 3) as semantic operators.
 
-Operation 1 pairs a question clause of q with a statement clause of q' *in the same environment*
-(the Figure 3a reading: the question asks for the very quantity the statement gives) and puts q's
-narrative in place of that statement; the expressions compose. Operation 2 takes a fragment f1 of a
-statement clause of q, one of f1's environments anywhere in the pool and another fragment f2 of that
-environment, and replaces every occurrence of f1 in q by f2; the expression is kept.
+Operation 1 pairs a statement s'_i of q' with a problem q whose question asks for what s'_i states:
+the question of q and s'_i share their environment once the quantity and the interrogative are left
+out ("How many peaches?" and "There are 36 peaches," share "_ peaches", Figure 3a), i.e. they count
+the same entity (entities.py: singular and plural folded), and, where both name one, the same holder.
+q's narrative takes the place of s'_i; q's expression takes the place of the quantity of s'_i in e'.
+Operation 2 swaps one entity of q (a name or a counted noun) for an alternative the pool shows in a
+common environment, everywhere in q, question included (swap.py); the expression is kept.
+Sampling is seeded, a few candidates per problem, never a pairwise comparison of problems.
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Sequence
-
-import numpy as np
 
 from mwp.expr import Qty, quantity_slots, substitute
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END
-from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, is_cue, rng_for
-from tasks.augment.geca_index import Fragment, index_for, render
+from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units, rng_for
+from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, has_abbreviation, lexicon_genders, names_in,
+                                    predicate, predicates_agree, rated_nouns, read)
+from tasks.augment.swap import nouns_of, pool_entities, pronoun_gender, swap_entity
 
 
 def used_quantity_in_clause(problem: Problem, units: Units, clause: int) -> int | None:
@@ -39,9 +41,10 @@ def donor_ok(problem: Problem, units: Units) -> bool:
 
 
 def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, donor_units: Units,
-               detail: str, round_: int) -> Problem | str:
+               detail: str, round_: int, rename: tuple[str, str] | None = None) -> Problem | str:
     """q' = host with its statement ``clause`` replaced by the donor's narrative (all clauses but its
     question); expression = host's with the clause's quantity replaced by the donor's expression.
+    ``rename`` (old, new) renames the donor's protagonist in its narrative to the host's holder.
     Returns the new problem, or a reason string."""
     if clause >= len(host_units.spans) - 1:
         return "op1_question_clause"
@@ -52,6 +55,9 @@ def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, do
         return "op1_donor_question_holds_quantity"
     start, end = host_units.spans[clause]
     narrative = list(donor_units.tokens[:donor_units.spans[-1][0]])
+    if rename is not None:  # same token count: quantity positions do not move
+        old, new = rename
+        narrative = [new + tok[len(old):] if tok.removesuffix("'s") == old else tok for tok in narrative]
     if narrative[-1] in CLAUSE_END and host_units.tokens[end - 1] in CLAUSE_END:
         narrative[-1] = host_units.tokens[end - 1]  # the narrative ends as the clause it replaces did
     tokens = host_units.tokens[:start] + narrative + host_units.tokens[end:]
@@ -67,118 +73,116 @@ def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, do
                     host.provenance.source)
 
 
-def _find(tokens: Sequence[str], span: Sequence[str], start: int, end: int, blocked: set[int]) -> int:
-    n = len(span)
-    for i in range(start, end - n + 1):
-        if tuple(tokens[i:i + n]) == tuple(span) and not blocked.intersection(range(i, i + n)):
-            return i
-    return -1
+def _is_rate(tokens: Sequence[str], start: int, end: int) -> bool:
+    """A statement like "each box holds 36 peaches" gives a rate, not an amount a narrative can replace."""
+    return any(t.lower() in ("each", "every", "per") for t in tokens[start:end])
 
 
-def replace_fragment(units: Units, old: Fragment, new: Fragment) -> tuple[list[str], dict[int, int], int]:
-    """Every occurrence of ``old`` (its spans in order inside one clause) replaced by ``new``; the
-    new tokens, old->new position of every kept token, and the number of replacements."""
-    blocked = set(units.qty_pos)
-    edits: list[tuple[int, int, tuple[str, ...]]] = []  # (start, end, replacement)
-    for c_start, c_end in units.spans:
-        pos = c_start
-        while True:
-            found, spans = pos, []
-            for span in old:
-                at = _find(units.tokens, span, found, c_end, blocked)
-                if at < 0:
-                    break
-                spans.append((at, at + len(span)))
-                found = at + len(span) + (1 if len(old) > 1 else 0)
-            if len(spans) != len(old):
-                break
-            edits += [(a, b, tuple(rep)) for (a, b), rep in zip(spans, new)]
-            pos = spans[-1][1]
-    tokens: list[str] = []
-    moved: dict[int, int] = {}
-    prev = 0
-    for a, b, rep in edits:
-        for i in range(prev, a):
-            moved[i] = len(tokens)
-            tokens.append(units.tokens[i])
-        tokens.extend(rep)
-        prev = b
-    for i in range(prev, len(units.tokens)):
-        moved[i] = len(tokens)
-        tokens.append(units.tokens[i])
-    return tokens, moved, len(edits) // max(len(old), 1)
+def _content(problem: Problem) -> frozenset[str]:
+    return frozenset(t.lower() for t in problem.tokens if t.isalpha() and t.lower() not in _FUNCTION)
 
 
-def operation2(problem: Problem, units: Units, old: Fragment, new: Fragment, detail: str,
-               round_: int) -> Problem | str:
-    """Every occurrence of ``old`` in the problem (question included) replaced by ``new``; same
-    expression. Returns the new problem, or a reason string."""
-    if len(old) != len(new):
-        return "op2_span_count_differs"
-    tokens, moved, count = replace_fragment(units, old, new)
-    if count == 0:
-        return "op2_fragment_not_found"
-    slots = [Slot(moved[pos], j, q.value, q.surface)
-             for j, (pos, q) in enumerate(zip(units.qty_pos, problem.quantities))]
-    return assemble(tokens, slots, problem.expression, problem.language, (problem.id,), "geca_op2", detail,
-                    round_, problem.provenance.source)
-
-
-def _question_clauses(index) -> np.ndarray:
-    """(clauses,) bool: True for each problem's last clause, its question."""
-    is_question = np.zeros(len(index.clause_problem), dtype=bool)
-    is_question[index.clause_start[1:] - 1] = True
-    return is_question
+def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, donor: Problem, asked_of: str | None,
+                        genders: dict[str, str]) -> tuple[str, str] | None | str:
+    """How the donor's narrative fits the host's holder: None (nothing to rename), (old, new) to rename
+    the donor's protagonist, or a refusal reason."""
+    narrative_names = names_in(donor.tokens[:clause_units(donor).spans[-1][0]])
+    pronouns_after = any(t.lower() in SINGULAR_PRONOUNS for t in host.tokens[clause_end:])
+    if narrative_names - {asked_of} and pronouns_after:
+        return "op1_donor_names_someone_else"  # the host's "he"/"she" after it would become ambiguous
+    narrative_clauses = clause_units(donor).spans[:-1]
+    if narrative_clauses and donor.tokens[narrative_clauses[-1][0]].lower() == "if":
+        return "op1_donor_narrative_ends_in_a_condition"  # "If he sold 4 of them," needs its question
+    if holder is None or holder == asked_of:
+        return None
+    if asked_of is None or UNRESOLVED in (holder, asked_of):
+        return "op1_holder_differs"  # the host says whose it is; the donor's question does not
+    host_names, donor_names = names_in(host.tokens), names_in(donor.tokens)
+    if holder in donor_names or asked_of in host_names:
+        return "op1_holder_differs"  # renaming would merge two people
+    said_host, said_donor = pronoun_gender(host.tokens), pronoun_gender(donor.tokens)
+    if "both" in (said_host, said_donor):
+        return "op1_holder_gender_differs"
+    host_gender = genders.get(holder) or said_host
+    donor_gender = genders.get(asked_of) or said_donor
+    if said_donor and host_gender != said_donor or said_host and donor_gender != said_host \
+            or host_gender and donor_gender and host_gender != donor_gender:
+        return "op1_holder_gender_differs"  # "Katherine has 2 caps. He buys 41 more."
+    return asked_of, holder
 
 
 def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_: int) -> CandidateBatch:
-    """For each host q' (seeded order): a statement clause holding exactly one used quantity, one of
-    its environments, and a donor whose question clause has that same environment."""
+    """For each host q' (seeded order): a statement clause s'_i holding exactly one used quantity of a
+    known entity, and a donor q whose question asks for that same entity (paper 003 Figure 3a: "How many
+    peaches?" and "There are 36 peaches," share the environment "_ peaches"), for the same holder where
+    both name one. Statements that give a rate ("each box holds ...") and donors asking for one are left
+    out: the donor's narrative computes an amount."""
     batch = CandidateBatch()
-    index = index_for(problems, cfg)
     rng = rng_for(seed, round_, "geca_op1")
-    donors = np.array([donor_ok(p, u) for p, u in zip(problems, index.units)], dtype=bool)
-    is_question = _question_clauses(index)
-    donor_entries = np.flatnonzero(is_question[index.clause] & donors[index.clause_problem[index.clause]])
-    donor_env = index.env[donor_entries]  # sorted, since entries are sorted by environment
+    units = [clause_units(p) for p in problems]
+    readings = [read(p) for p in problems]
+    genders = pool_entities(problems, lexicon_genders()).gender
+    donors: dict[str, list[int]] = defaultdict(list)
+    asks: dict[int, frozenset[str]] = {}  # donor -> what its question says of the entity
+    for d, (problem, u, reading) in enumerate(zip(problems, units, readings)):
+        if not donor_ok(problem, u) or reading.question_entity is None or has_abbreviation(problem.tokens):
+            continue
+        q_start, q_end = u.spans[-1]
+        if not _is_rate(problem.tokens, q_start, q_end):
+            donors[reading.question_entity].append(d)
+            asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity)
     order = list(range(len(problems)))
     rng.shuffle(order)
     for p in order:
         if batch.full(cfg):
             break
-        host, units = problems[p], index.units[p]
-        first = int(index.clause_start[p])
-        hosts = [c for c in range(len(units.spans) - 1) if used_quantity_in_clause(host, units, c) is not None]
-        if not hosts:
-            batch.rejected["op1_no_eligible_clause"] += 1
+        host, u, reading = problems[p], units[p], readings[p]
+        if has_abbreviation(host.tokens):
+            batch.rejected["op1_abbreviation_cuts_a_clause"] += 1
             continue
-        entries = np.concatenate([index.entries_of_clause(first + c) for c in hosts])
-        lo = np.searchsorted(donor_env, index.env[entries], side="left")
-        hi = np.searchsorted(donor_env, index.env[entries], side="right")
-        live = np.flatnonzero(hi > lo)
-        if len(live) == 0:
-            batch.rejected["op1_no_shared_environment"] += 1
+        clauses = []
+        for c in range(len(u.spans) - 1):
+            slot = used_quantity_in_clause(host, u, c)
+            if slot is None:
+                continue
+            entity = reading.quantity_entities[slot]
+            if entity is not None and donors.get(entity) and not _is_rate(host.tokens, *u.spans[c]):
+                clauses.append((c, entity, predicate(host.tokens, *u.spans[c], entity)))
+        if not clauses:
+            batch.rejected["op1_no_statement_with_a_donor"] += 1
             continue
         made: set[tuple[int, int]] = set()
         for _ in range(4 * cfg.per_problem_cap):
             if len(made) >= cfg.per_problem_cap:
                 break
-            k = live[rng.randrange(len(live))]
-            d_entry = int(donor_entries[rng.randrange(int(lo[k]), int(hi[k]))])
-            h_entry = int(entries[k])
-            d_problem = int(index.clause_problem[index.clause[d_entry]])
-            h_clause = int(index.clause[h_entry]) - first
-            if d_problem == p or (h_clause, d_problem) in made:
+            c, entity, states = clauses[rng.randrange(len(clauses))]
+            pool = donors[entity]
+            d = pool[rng.randrange(len(pool))]
+            if d == p or (c, d) in made:
                 continue
-            made.add((h_clause, d_problem))
-            (f_host, env), (f_donor, env_d) = index.entry(h_entry), index.entry(d_entry)
-            if env != env_d:
-                batch.rejected["hash_collision"] += 1
+            made.add((c, d))
+            if not predicates_agree(states, asks[d]):
+                batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
                 continue
-            lang = host.language
-            detail = (f"clause={h_clause} donor={problems[d_problem].id} env={render((env,), lang)!r} "
-                      f"f_donor={render(f_donor, lang)!r} f_host={render(f_host, lang)!r}")
-            out = operation1(host, units, h_clause, problems[d_problem], index.units[d_problem], detail, round_)
+            host_words, donor_words = _content(host), _content(problems[d])
+            if len(host_words & donor_words) > 0.5 * len(host_words | donor_words):
+                batch.rejected["op1_donor_near_duplicate"] += 1  # the narrative would repeat the host's
+                continue
+            start, end = u.spans[c]
+            narrative = problems[d].tokens[:units[d].spans[-1][0]]
+            if rated_nouns(narrative) & rated_nouns(host.tokens[:start] + host.tokens[end:]):
+                batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
+                continue
+            holder, asked_of = reading.clause_holders[c], readings[d].question_holder
+            rename = _protagonist_rename(host, end, holder, problems[d], asked_of, genders)
+            if isinstance(rename, str):
+                batch.rejected[rename] += 1
+                continue
+            detail = (f"clause={c} donor={problems[d].id} entity={entity!r} holder={holder or asked_of or '-'} "
+                      f"predicate={sorted(states)}")
+            if rename:
+                detail += f" renamed={rename[0]}->{rename[1]}"
+            out = operation1(host, u, c, problems[d], units[d], detail, round_, rename)
             if isinstance(out, str):
                 batch.rejected[out] += 1
             else:
@@ -187,59 +191,40 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
 
 
 def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_: int) -> CandidateBatch:
-    """For each q (seeded order): a fragment f1 of a statement clause, one of f1's environments in the
-    pool with another fragment f2 in it; every f1 of q becomes f2."""
+    """For each q (seeded order): one of its entities (a name, or a counted noun) and an alternative the
+    pool shows in a common environment (swap.py); every mention of the entity, question included,
+    becomes the alternative. Units, money and cue words are never swapped."""
     batch = CandidateBatch()
-    index = index_for(problems, cfg)
     rng = rng_for(seed, round_, "geca_op2")
-    limit = cfg.max_fragment_count if cfg.max_fragment_count is not None else np.iinfo(np.int64).max
-    is_question = _question_clauses(index)
-    # Both fragments come from statement clauses (paper 003: "not from the last sentences").
-    usable = (index.frag_count <= limit) & (index.group_distinct >= 2) & ~is_question[index.clause]
+    entities = pool_entities(problems, lexicon_genders())
     order = list(range(len(problems)))
     rng.shuffle(order)
     for p in order:
         if batch.full(cfg):
             break
-        problem, units = problems[p], index.units[p]
-        first = int(index.clause_start[p])
-        statements = range(first, first + len(units.spans) - 1)
-        entries = np.concatenate([index.entries_of_clause(c) for c in statements]) if len(statements) else np.zeros(0, np.int64)
-        entries = entries[usable[entries]] if len(entries) else entries
-        if len(entries) == 0:
+        problem = problems[p]
+        present = nouns_of(problem) | names_in(problem.tokens)
+        options = [((kind, key), sorted(alts - present))
+                   for kind, keys in (("noun", sorted(nouns_of(problem))), ("name", sorted(names_in(problem.tokens))))
+                   for key in keys for alts in [entities.alternatives.get((kind, key), set())]]
+        options = [o for o in options if o[1]]
+        if not options:
             batch.rejected["op2_no_alternative"] += 1
             continue
-        made: set[tuple] = set()
+        made: set[tuple[str, str]] = set()
         for _ in range(4 * cfg.per_problem_cap):
             if len(made) >= cfg.per_problem_cap:
                 break
-            e1 = int(entries[rng.randrange(len(entries))])
-            places = index.entries_of_fragment(index.frag[e1])  # f1's environments anywhere
-            places = places[usable[places]]
-            where = int(places[rng.randrange(len(places))])
-            lo, hi = int(index.group_start[where]), int(index.group_end[where])
-            e2 = rng.randrange(lo, hi)
-            if index.frag[e2] == index.frag[e1] or not usable[e2]:
+            (kind, key), alts = options[rng.randrange(len(options))]
+            new = alts[rng.randrange(len(alts))]
+            if (key, new) in made:
                 continue
-            (f1, _), (f1_there, env), (f2, env2) = index.entry(e1), index.entry(where), index.entry(e2)
-            if f1 != f1_there or env != env2:
-                batch.rejected["hash_collision"] += 1
-                continue
-            if (f1, f2) in made:
-                continue
-            made.add((f1, f2))
-            lang = problem.language
-            present = {tuple(problem.tokens[i:i + len(s)]) for s in f2 for i in range(len(problem.tokens))}
-            if any(new != old and new in present for old, new in zip(f1, f2)):
-                batch.rejected["op2_f2_already_in_problem"] += 1  # would merge two entities into one
-                continue
-            if cfg.protect_cue_words and any(is_cue(t, lang) for span in f1 + f2 for t in span):
-                batch.rejected["op2_cue_word_fragment"] += 1
-                continue
-            detail = f"f1={render(f1, lang)!r} f2={render(f2, lang)!r} env={render((env,), lang)!r}"
-            out = operation2(problem, units, f1, f2, detail, round_)
+            made.add((key, new))
+            old_entity, new_entity = entities.entity(kind, key), entities.entity(kind, new)
+            detail = f"{kind}: {key} -> {new}"
+            out = swap_entity(problem, old_entity, new_entity, "geca_op2", detail, round_, entities.gender)
             if isinstance(out, str):
-                batch.rejected[out] += 1
+                batch.rejected["op2_" + out] += 1
             else:
                 batch.candidates.append(out)
     return batch

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from mwp.problem import Problem
 from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, assemble, rng_for
-from tasks.augment.entity import load_names
+from tasks.augment.entities import load_names
 
 _END = {".", "!", "?"}
 

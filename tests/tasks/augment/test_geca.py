@@ -1,98 +1,116 @@
-"""Fragments, environments, alternatives and operations 1 and 2 on hand-built problems."""
+"""Operations 1 and 2 on hand-built problems: composition only where the question asks for what the
+statement states, swaps that leave no trace of the replaced entity."""
+from dataclasses import replace
 from fractions import Fraction
 
 from mwp.expr import to_infix
-from mwp.problem import build_problem
+from mwp.problem import Provenance, build_problem
 from tasks.augment.base import AugmentConfig, clause_units
-from tasks.augment.geca import geca_op1, geca_op2, operation1, operation2
-from tasks.augment.geca_index import alternatives, build_index, environment, fragments, skeleton
+from tasks.augment.consistency import consistency_reason
+from tasks.augment.entities import predicate, question_entity, quantity_entity
+from tasks.augment.geca import geca_op1, geca_op2, operation1
+from tasks.augment.swap import Entity, swap_entity
 from tasks.augment.verify import verify
 
 CFG = AugmentConfig()
 
 
 def peaches():
-    q = build_problem("q", "There are 12 apples, the number of peaches is 3 times of number of apples. "
-                           "How many peaches?", "x=12*3", 36, "toy")
-    q2 = build_problem("q2", "There are 36 peaches, the number of pears is 2. "
-                             "What is the ratio of peaches and pears?", "x=36/2", 18, "toy")
+    """Figure 3a: q asks "how many peaches", q' states "There are 36 peaches"."""
+    q = build_problem("q", "Tom picked 20 peaches, he picked 16 more peaches. How many peaches are there?",
+                      "x=20+16", 36, "toy")
+    q2 = build_problem("q2", "There are 36 peaches, each box holds 4 peaches. How many boxes are needed?",
+                       "x=36/4", 9, "toy")
     return q, q2
 
 
-def test_skeleton_drops_quantities_and_final_punctuation():
+def test_entities_of_quantities_and_questions_are_read_and_folded():
     q, q2 = peaches()
-    assert skeleton(clause_units(q2), 0) == (("There", "are", "peaches"), (0, 0, 1))
-    assert skeleton(clause_units(q), 2) == (("How", "many", "peaches"), (0, 0, 0))
+    assert [quantity_entity(q, j) for j in range(2)] == ["peach", "peach"]
+    assert question_entity(q) == "peach" and question_entity(q2) == "box"
+    flour = build_problem("f", "Mia used 3 cups of flour. How many cups of flour did she use?", "x=3", 3, "toy")
+    assert quantity_entity(flour, 0) == "cup:flour" and question_entity(flour) == "cup:flour"
+    passed = build_problem("p", "Of 40 students in a class, 28 passed. How many failed?", "x=40-28", 12, "toy")
+    assert quantity_entity(passed, 1) is None  # "28 passed": a verb, not a counted noun
+    units = clause_units(q2)
+    assert predicate(q2.tokens, *units.spans[0], "peach") == {"be"}
+    assert predicate(q.tokens, *units.spans[-1], "peach") == {"be"}  # "How many peaches are there?"
 
 
-def test_fragments_of_a_three_token_skeleton_by_hand():
-    got = fragments(("a", "b", "c"), (0, 0, 0), max_spans=2, max_span_len=4)
-    # 3 + 2 + 1 single spans, and one two-span fragment (a)(c) with a gap of one token.
-    assert len(got) == 7
-    assert ((("a",), ("c",)), ("<0>", "b", "<1>")) in got
-    assert ((("b", "c"),), ("a", "<0>")) in got
-    # a span never crosses a removed quantity (segment change)
-    assert ((("a", "b"),), ("<0>", "c")) not in fragments(("a", "b", "c"), (0, 1, 1))
-
-
-def test_alternatives_come_from_shared_environments():
-    q, q2 = peaches()
-    index = build_index([q, q2], CFG)
-    assert alternatives(index, (("How", "many"),)) == {(("There", "are"),)}
-    assert alternatives(index, (("peaches",),)) == {(("apples",),)}  # "There are _" in both problems
-    assert environment(("There", "are", "peaches"), ((0, 2),)) == ("<0>", "peaches")
-
-
-def test_operation1_peaches_example_by_hand():
+def test_operation1_composes_the_donor_narrative_with_the_right_expression():
     q, q2 = peaches()
     new = operation1(q2, clause_units(q2), 0, q, clause_units(q), "fig3a", 1)
-    assert new.text == ("There are 12 apples, the number of peaches is 3 times of number of apples, "
-                        "the number of pears is 2. What is the ratio of peaches and pears?")
-    assert to_infix(new.expression) == "N0*N1/N2"
-    assert [q.value for q in new.quantities] == [12, 3, 2]
-    assert [(q.sentence, q.token) for q in new.quantities] == [(0, 2), (0, 10), (0, 22)]
+    assert new.text == "Tom picked 20 peaches, he picked 16 more peaches, each box holds 4 peaches. How many boxes are needed?"
+    assert to_infix(new.expression) == "(N0+N1)/N2"
     (checked,), rejected = verify([new])
-    assert checked.answer == Fraction(18) and not rejected
+    assert checked.answer == Fraction(9) and not rejected
     assert new.provenance.parents == ("q2", "q") and new.provenance.operator == "geca_op1"
 
 
-def test_operation1_found_by_the_operator_with_provenance():
+def test_the_operator_composes_a_pair_that_shares_the_entity_and_what_is_said_of_it():
     q, q2 = peaches()
-    batch = geca_op1([q, q2], CFG, seed=0, round_=3)
-    assert len(batch.candidates) == 1
-    prov = batch.candidates[0].provenance
-    assert prov.round == 3 and prov.parents == ("q2", "q")
-    assert "f_donor='How many'" in prov.detail and "f_host='There are'" in prov.detail
-    assert batch.rejected["op1_no_shared_environment"] == 1  # q as host: its clauses meet no donor
-
-
-def test_operation1_refuses_a_clause_without_exactly_one_used_quantity():
-    q, q2 = peaches()
-    assert operation1(q2, clause_units(q2), 2, q, clause_units(q), "", 1) == "op1_question_clause"
-    two = build_problem("t", "There are 3 and 4 peaches. How many?", "x=3+4", 7, "toy")
-    assert operation1(two, clause_units(two), 0, q, clause_units(q), "", 1) == "op1_clause_not_one_used_quantity"
-
-
-def test_operation2_replaces_every_occurrence_and_keeps_the_expression():
-    p = build_problem("p", "The price of one peach is 3 dollars, the price of one pear is 1.5 dollars. "
-                           "What is the ratio of prices of one peach and one pear?", "x=3/1.5", 2, "toy")
-    new = operation2(p, clause_units(p), (("peach",),), (("notebook",),), "fig3b", 1)
-    assert new.text == ("The price of one notebook is 3 dollars, the price of one pear is 1.5 dollars. "
-                        "What is the ratio of prices of one notebook and one pear?")
-    assert new.expression == p.expression and [q.value for q in new.quantities] == [3, Fraction(3, 2)]
-    assert operation2(p, clause_units(p), (("kiwi",),), (("fig",),), "", 1) == "op2_fragment_not_found"
-
-
-def test_operation2_operator_uses_statement_alternatives_only():
-    q, q2 = peaches()
-    batch = geca_op2([q, q2], CFG, seed=0, round_=1)
+    batch = geca_op1([q, q2], CFG, seed=0, round_=1)
     texts = [c.text for c in batch.candidates]
-    assert "There are 36 apples, the number of pears is 2. What is the ratio of apples and pears?" in texts
-    assert not any(t.startswith("How many 36") for t in texts)  # a question fragment is never f2
+    assert texts == ["Tom picked 20 peaches, he picked 16 more peaches, each box holds 4 peaches. "
+                     "How many boxes are needed?"]
 
 
-def test_two_span_environment_is_capped_per_clause():
-    p = build_problem("p", "a b c d e f g h i j k l m n o has 3 cats. How many?", "x=3", 3, "toy")
-    small = build_index([p, p], AugmentConfig(max_envs_per_sentence=5))
-    big = build_index([p, p], AugmentConfig(max_envs_per_sentence=500))
-    assert small.n_hashed < big.n_hashed
+def test_the_operator_refuses_a_pair_without_a_shared_entity():
+    # The issue's example: a question about Emma's age composed into "The kitchen is 7 meters wide".
+    age = build_problem("a", "Benny is 12 years old. Emma is 30 years older than Benny. How old is Emma?",
+                        "x=12+30", 42, "toy")
+    carpet = build_problem("c", "The kitchen is 7 meters wide, it is 4 meters long. Carpet costs 28 dollars per "
+                           "square meter. How many dollars does the carpet for the kitchen cost?", "x=7*4*28", 784, "toy")
+    batch = geca_op1([age, carpet], CFG, seed=0, round_=1)
+    assert batch.candidates == []  # years, meters and dollars: no statement counts what a question asks
+    # Same entity, but the question asks about another thing than the statement states.
+    sold = build_problem("s", "A shop sold 12 plums. How many plums were left over?", "x=12", 12, "toy")
+    left = build_problem("l", "Mary has 30 plums, she sells 5 plums. How many plums does Mary have?",
+                         "x=30-5", 25, "toy")
+    batch = geca_op1([sold, left], CFG, seed=0, round_=1)
+    assert batch.candidates == [] and batch.rejected["op1_question_asks_another_thing"] >= 1
+
+
+def test_the_operator_renames_the_donor_protagonist_to_the_hosts_holder_of_the_same_gender():
+    donor = build_problem("d", "Sandy picked 6 pears, she picked 5 more pears. How many pears does Sandy have?",
+                          "x=6+5", 11, "toy")
+    host = build_problem("h", "Mary has 20 pears, she gives 4 pears to Tom. How many pears does Mary have now?",
+                         "x=20-4", 16, "toy")
+    batch = geca_op1([donor, host], CFG, seed=0, round_=1)
+    assert [c.text for c in batch.candidates] == [
+        "Mary picked 6 pears, she picked 5 more pears, she gives 4 pears to Tom. How many pears does Mary have now?"]
+    assert "renamed=Sandy->Mary" in batch.candidates[0].provenance.detail
+
+
+def test_operation2_swaps_an_entity_everywhere_and_leaves_no_trace():
+    p = build_problem("p", "Alyssa has 129 cookies. Aiyanna has 140 cookies. How many more cookies does Aiyanna have "
+                           "than Alyssa?", "x=140-129", 11, "toy")
+    new = swap_entity(p, Entity("noun", "cooky", "cookie", "cookies"), Entity("noun", "worksheet", "worksheet",
+                      "worksheets"), "geca_op2", "noun: cooky -> worksheet", 1)
+    assert new.text == ("Alyssa has 129 worksheets. Aiyanna has 140 worksheets. How many more worksheets does "
+                        "Aiyanna have than Alyssa?")
+    assert new.expression == p.expression
+    (new,), _ = verify([new])
+    assert new.answer == 11 and consistency_reason(new, [p]) is None
+    name = swap_entity(p, Entity("name", "Alyssa"), Entity("name", "Maria"), "geca_op2", "name: Alyssa -> Maria", 1)
+    assert "Alyssa" not in name.text and name.text.count("Maria") == 2
+    assert swap_entity(p, Entity("name", "Alyssa"), Entity("name", "Aiyanna"), "geca_op2", "", 1) == \
+        "swap_target_already_in_problem"  # two people would become one
+
+
+def test_a_swap_that_left_the_old_entity_behind_is_refused_by_the_checks():
+    p = build_problem("p", "Alyssa has 129 cookies. How many cookies does Alyssa have?", "x=129", 129, "toy")
+    half = build_problem("h", "Alyssa has 129 worksheets. How many cookies does Alyssa have?", "x=129", 129, "toy")
+    half = replace(half, provenance=Provenance("toy", ("p",), "geca_op2", 1, "noun: cooky -> worksheet"))
+    (half,), _ = verify([half])
+    assert consistency_reason(half, [p]) in ("check_orphan_entity", "check_question_entity_not_stated")
+
+
+def test_the_op2_operator_swaps_alternatives_the_pool_shows_in_a_common_environment():
+    a = build_problem("a", "Tom picked 5 apples. How many apples did Tom pick?", "x=5", 5, "toy")
+    b = build_problem("b", "Ann picked 7 pears. How many pears did Ann pick?", "x=7", 7, "toy")
+    batch = geca_op2([a, b], AugmentConfig(per_problem_cap=4), seed=0, round_=1)
+    texts = {c.text for c in batch.candidates}
+    assert "Tom picked 5 pears. How many pears did Tom pick?" in texts
+    assert "Ann picked 7 apples. How many apples did Ann pick?" in texts
+    assert all(c.expression == (a if c.provenance.parents == ("a",) else b).expression for c in batch.candidates)

@@ -16,11 +16,12 @@ from mwp.expr import BinOp, Qty
 
 def pool():
     return [
-        build_problem("q", "There are 12 apples, the number of peaches is 3 times of number of apples. "
-                           "How many peaches?", "x=12*3", 36, "toy"),
-        build_problem("q2", "There are 36 peaches, the number of pears is 2. "
-                            "What is the ratio of peaches and pears?", "x=36/2", 18, "toy"),
+        build_problem("q", "Tom picked 20 peaches, he picked 16 more peaches. How many peaches are there?",
+                      "x=20+16", 36, "toy"),
+        build_problem("q2", "There are 36 peaches, each box holds 4 peaches. How many boxes are needed?",
+                      "x=36/4", 9, "toy"),
         build_problem("m", "Mary has 4 apples. She eats 1 apple. How many apples are left?", "x=4-1", 3, "toy"),
+        build_problem("t", "Sam eats 3 pears. He eats 2 more pears. How many pears does Sam eat?", "x=3+2", 5, "toy"),
     ]
 
 
@@ -32,15 +33,15 @@ def test_registry_and_not_offered_operators():
         get_operator("nope")
 
 
-def test_generate_candidates_verifies_dedupes_and_stamps_provenance():
+def test_generate_candidates_verifies_checks_dedupes_and_stamps_provenance():
     batch = generate_candidates(pool(), AugmentConfig(operators=("geca_op1", "geca_op2"), seed=0), 2)
     texts = [c.text for c in batch.candidates]
-    assert ("There are 12 apples, the number of peaches is 3 times of number of apples, the number of pears "
-            "is 2. What is the ratio of peaches and pears?") in texts
+    assert "Tom picked 20 peaches, he picked 16 more peaches, each box holds 4 peaches. How many boxes are needed?" in texts
+    assert "Mary has 4 pears. She eats 1 pear. How many pears are left?" in texts  # pears ~ apples: "<name> eats _"
     assert len(set(c.key() for c in batch.candidates)) == len(batch.candidates)
     assert all(c.provenance.round == 2 and c.provenance.parents for c in batch.candidates)
     op1 = next(c for c in batch.candidates if c.provenance.parents == ("q2", "q"))
-    assert op1.answer == Fraction(18) and op1.id.startswith("aug-geca_op1-")
+    assert op1.answer == Fraction(9) and op1.id.startswith("aug-geca_op1-")
 
 
 def test_generate_candidates_is_deterministic_under_a_seed_and_respects_the_round_cap():
@@ -64,13 +65,10 @@ def test_entity_substitution_swaps_a_name_consistently():
 
 
 def test_entity_substitution_swaps_nouns_of_one_kind_never_cue_words():
-    problems = [build_problem("b", "Mary has 4 apples. She eats 1 apple. How many apples are left?", "x=4-1", 3, "t"),
-                build_problem("d", "There are 7 peaches. How many?", "x=7", 7, "t"),
-                build_problem("c", "There are 4 apples. How many more?", "x=4", 4, "t")]
-    batch = entity_substitution(problems, AugmentConfig(per_problem_cap=5), 0, 1)
+    batch = entity_substitution(pool(), AugmentConfig(per_problem_cap=5), 0, 1)
     texts = {c.text for c in batch.candidates}
-    assert "Mary has 4 peaches. She eats 1 peach. How many peaches are left?" in texts
-    assert all("more" in t for t in texts if t.startswith("There are 4"))
+    assert "Mary has 4 pears. She eats 1 pear. How many pears are left?" in texts
+    assert all("left" in t for t in texts if t.startswith("Mary has 4"))  # a cue word is never swapped
 
 
 def test_problem_reordering_given_that_and_if_then():

@@ -1,0 +1,80 @@
+"""Consistency checks every candidate passes before it is scored: a label that evaluates can still sit on
+text that says something else. Each refusal is a counted reason (``check_*``) in the round record.
+
+- ``check_question_unreadable``: the question's entity cannot be read (no "how many X", no unit), so
+  nothing below can be checked; the candidate is not kept on trust.
+- ``check_question_entity_not_stated``: no quantity the expression uses counts what the question asks.
+- ``check_count_not_whole``: the question counts things (not a unit, money or percent) and the answer is
+  not a whole number; ``check_zero_answer``: the answer is 0.
+- ``check_orphan_entity``: a swap left a mention of the replaced entity behind.
+- ``check_unused_quantity``: the text holds a quantity the expression ignores that its parents did not
+  (original data may mention numbers it does not use; an operator may not add such numbers).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable, Mapping, Sequence
+
+from mwp.expr import quantity_slots
+from mwp.problem import Problem
+from tasks.augment.base import UNIT_WORDS
+from tasks.augment.entities import asks_about_used_entity, entity_key, heads, read
+
+SWAP_OPERATORS = frozenset({"geca_op2", "entity_substitution"})
+_MEASURES = frozenset({"dollar", "cent", "percent", "year", "dozen"} | {entity_key(u) for u in UNIT_WORDS})
+
+
+def _unused_values(problem: Problem) -> Counter:
+    used = set(quantity_slots(problem.expression))
+    return Counter(q.value for j, q in enumerate(problem.quantities) if j not in used)
+
+
+def _mentions(problem: Problem, word: str) -> int:
+    """Mentions of a name, or of a noun in any number."""
+    if word[:1].isupper():
+        return sum(t.removesuffix("'s") == word for t in problem.tokens)
+    return sum(t.isalpha() and entity_key(t) == word for t in problem.tokens)
+
+
+def _swapped(detail: str) -> tuple[str, str] | None:
+    """(old, new) from a swap's provenance detail "kind: old -> new"."""
+    _, _, pair = detail.partition(": ")
+    old, arrow, new = pair.partition(" -> ")
+    return (old.strip(), new.strip()) if arrow else None
+
+
+def consistency_reason(candidate: Problem, parents: Sequence[Problem]) -> str | None:
+    """Why ``candidate`` (answer already verified) is refused, or None when it passes every check."""
+    asked = read(candidate).question_entity
+    if asked is None:
+        return "check_question_unreadable"
+    if not asks_about_used_entity(candidate):
+        return "check_question_entity_not_stated"
+    if candidate.answer == 0:
+        return "check_zero_answer"
+    if candidate.answer.denominator != 1 and not heads(asked) & _MEASURES:
+        return "check_count_not_whole"
+    if candidate.provenance.operator in SWAP_OPERATORS:
+        swapped = _swapped(candidate.provenance.detail)
+        if swapped is None or _mentions(candidate, swapped[0]) > 0:
+            return "check_orphan_entity"
+    allowed = Counter()
+    for parent in parents:
+        allowed += _unused_values(parent)
+    if _unused_values(candidate) - allowed:
+        return "check_unused_quantity"
+    return None
+
+
+def check_candidates(candidates: Iterable[Problem], pool: Mapping[str, Problem]) -> tuple[list[Problem], Counter]:
+    """The candidates that pass, and the refusals counted by reason (``check_parent_missing`` when a
+    parent is not in the pool, so nothing is checked against an unknown source)."""
+    kept, rejected = [], Counter()
+    for candidate in candidates:
+        parents = [pool.get(pid) for pid in candidate.provenance.parents]
+        reason = "check_parent_missing" if None in parents else consistency_reason(candidate, parents)
+        if reason is None:
+            kept.append(candidate)
+        else:
+            rejected[reason] += 1
+    return kept, rejected

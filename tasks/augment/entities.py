@@ -1,0 +1,384 @@
+"""Who holds what in a problem, read from its tokens: the counted entity of each quantity ("36 peaches"
+-> peach, "$ 11" -> dollar), the entity the question asks for ("How many peaches ...?" -> peach), and
+the holder a clause names ("Mary"). Operation 1 composes only where the question asks for the entity a
+statement counts (paper 003 Figure 3a, the environment "_ peaches"); swaps use the same forms; the
+consistency checks (consistency.py) use all of it.
+
+No tagger is available offline, so the rules are small and conservative: an entity is a word that
+follows a quantity (or an interrogative "how many/much"), singular and plural folded; anything the
+rules cannot read is ``None`` and the callers count it as unreadable rather than guess. English is
+read word by word; Chinese by the characters after a number or after 多少/几 (a classifier and a noun).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from mwp.expr import quantity_slots
+from mwp.problem import Problem
+from mwp.text import CLAUSE_END, clause_spans, is_number_token
+from tasks.augment.base import CUE_WORDS_EN, UNIT_WORDS
+
+# Words that end a noun run after a quantity: function words, auxiliaries, prepositions.
+_FUNCTION = frozenset(
+    "the a an of and or to in on at for with by from into onto over under about after before during "
+    "is are was were be been being am has have had do does did will would can could should shall may might "
+    "must it its this that these those his her their our your my he she they we you i them him us me "
+    "if then than so but as when while there here what which who whom whose how much many each every per "
+    "all some any more less fewer most least another other others left total altogether together "
+    "now still already also only just not no yet too very currently today yesterday tomorrow tonight out up "
+    "down away back off live lives last next first second third times time".split())
+_MULTIPLIERS = frozenset("dozen dozens hundred hundreds thousand thousands million millions pair pairs".split())
+_MONEY = frozenset({"$", "dollar", "dollars", "money", "cost", "costs", "price", "change", "earn", "earned",
+                    "spend", "spent", "pay", "paid", "worth", "buck", "bucks"})
+_CAPITALIZED_NOT_HOLDERS = frozenset(
+    "How What Which Who Whom Whose Where When Why If Then The A An There This That These Those He She They "
+    "It We You I His Her Their Its Our My Your In On At For With By From After Before During Each Every "
+    "Of To And Or But So As All Some Any Mr Mrs Ms Dr Find Calculate Compute Write Monday Tuesday Wednesday "
+    "Thursday Friday Saturday Sunday January February March April May June July August September October "
+    "November December Now Later Then Today Tonight Yesterday Tomorrow Altogether Also Only Last Next Some "
+    "Many Most One Two Three Both Another Other Total Here However So Together Suppose Let Given Use".split())
+_ZH_QUESTION = ("多少", "几")
+
+
+_O_PLURALS = frozenset("potatoes tomatoes mangoes heroes echoes volcanoes mosquitoes dominoes".split())
+# Nouns written the same way whatever the number (or with an irregular plural used as is).
+INVARIANT = frozenset("people children men women fish sheep deer feet teeth mice geese police cattle series "
+                      "species money water juice milk sand rice flour sugar candy".split())
+_BE = frozenset("is are was were be been being am".split())
+_HAVE = frozenset("has have had having".split())
+_AUX = frozenset("do does did will would can could should shall may might must".split())
+_IRREGULAR = {"bought": "buy", "sold": "sell", "made": "make", "gave": "give", "given": "give", "ate": "eat",
+              "eaten": "eat", "took": "take", "taken": "take", "got": "get", "gotten": "get", "found": "find",
+              "spent": "spend", "paid": "pay", "put": "put", "read": "read", "grew": "grow", "grown": "grow",
+              "caught": "catch", "brought": "bring", "won": "win", "lost": "lose", "ran": "run", "swam": "swim",
+              "drove": "drive", "driven": "drive", "rode": "ride", "saw": "see", "seen": "see", "went": "go",
+              "gone": "go", "drew": "draw", "drawn": "draw", "cut": "cut", "left": "leave", "threw": "throw",
+              "kept": "keep", "sent": "send", "wrote": "write", "written": "write", "drank": "drink",
+              "held": "hold", "told": "tell", "sang": "sing", "flew": "fly", "began": "begin", "broke": "break",
+              "chose": "choose", "fed": "feed", "lent": "lend", "met": "meet", "rang": "ring", "sat": "sit",
+              "slept": "sleep", "stood": "stand", "taught": "teach", "thought": "think", "wore": "wear",
+              "built": "build", "shot": "shoot", "hid": "hide", "dug": "dig", "fell": "fall"}
+
+
+def singular(word: str) -> str:
+    """Rough English singular of a plural noun (peaches -> peach, berries -> berry, apples -> apple)."""
+    w = word.lower()
+    if w in _O_PLURALS:
+        return w[:-2]
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("ches", "shes", "xes", "sses", "zzes")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
+        return w[:-1]
+    return w
+
+
+def entity_key(word: str) -> str:
+    """The folded form two mentions of one entity share (plural, case, money words folded)."""
+    w = word.lower()
+    if w in _MONEY:
+        return "dollar"
+    if w in ("%", "percent", "percentage", "percents"):
+        return "percent"
+    return singular(w)
+
+
+def forms(word: str) -> set[str]:
+    """Surface forms of an English noun a consistent swap must replace: as given, singular, plural,
+    capitalized, possessive."""
+    base = {word, singular(word), plural(singular(word))}
+    out = set()
+    for w in base:
+        out |= {w, w.capitalize(), w + "'s", w.capitalize() + "'s"}
+    return out
+
+
+def plural(word: str) -> str:
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    if word.endswith(("ch", "sh", "x", "ss", "z")):
+        return word + "es"
+    return word + "s"
+
+
+def lemma(word: str) -> str:
+    """A crude verb/noun stem that both sides of a comparison share (picked, picks, picking -> pick)."""
+    w = word.lower()
+    if w in _BE:
+        return "be"
+    if w in _HAVE:
+        return "have"
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)]
+    return w
+
+
+def predicate(tokens: Sequence[str], start: int, end: int, entity: str | None, language: str = "en") -> frozenset[str]:
+    """What a clause says of its entity: the stems of its content words and of its be/have verbs, with
+    numbers, names, the entity itself, interrogatives, auxiliaries and function words left out.
+    ("Tom has 36 peaches," -> {have}; "How many peaches does Tom have?" -> {have})."""
+    if language != "en":
+        return frozenset()
+    out = set()
+    for tok in tokens[start:end]:
+        low = tok.lower()
+        if low in ("will", "would", "'ll"):  # a future or a condition is another state than "is"/"has"
+            out.add("will" if low != "would" else "would")
+        elif low in _BE or low in _HAVE:
+            out.add(lemma(low))
+        elif low in CUE_WORDS_EN:  # "left", "more", "each", "total": they decide what is asked
+            out.add(low)
+        elif (tok.isalpha() and tok[:1].islower() and low not in _FUNCTION and low not in _AUX
+              and entity_key(low) != entity and low not in _MULTIPLIERS):
+            out.add(lemma(low))
+    return frozenset(out)
+
+
+def predicates_agree(statement: frozenset[str], question: frozenset[str]) -> bool:
+    """A statement can stand for a question's answer when it says no more than the question and they
+    share at least one word (the verb, usually): "Tom has 36 peaches" for "How many peaches does Tom
+    have now?", never "has 15 heads of cabbage in his patch" for "How many heads does he have?"."""
+    return bool(statement & question) and statement - NEUTRAL == question - NEUTRAL
+
+
+# Words a question may add without asking for something else ("How many peaches are there now/in all?").
+NEUTRAL = frozenset("total all altogether together now then still end left remaining".split())
+
+
+ABBREVIATIONS = frozenset({"Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof"})
+
+
+def rated_nouns(tokens: Sequence[str]) -> set[str]:
+    """Nouns a text gives a rate for ("each candle costs 2", "3 pens per box" -> candle, box)."""
+    out = set()
+    for i, tok in enumerate(tokens[:-1]):
+        if tok.lower() in ("each", "every", "per") and _is_noun_word(tokens[i + 1]):
+            out.add(entity_key(tokens[i + 1]))
+    return out
+
+
+def has_abbreviation(tokens: Sequence[str]) -> bool:
+    """"Mrs. Hilt": the period cuts a false clause, so clause-level edits would break the name."""
+    return any(t in ABBREVIATIONS and i + 1 < len(tokens) and tokens[i + 1] == "." for i, t in enumerate(tokens))
+
+
+def _is_noun_word(token: str) -> bool:
+    return token.isalpha() and token.islower() and len(token) > 1 and token not in _FUNCTION
+
+
+def _verb_like(word: str) -> bool:
+    return word.endswith(("ed", "ing")) and word not in ("bed", "red", "shed", "sled", "seed", "weed", "string",
+                                                           "ring", "king", "wing", "ceiling", "building", "painting")
+
+
+def noun_run(tokens: Sequence[str], start: int, limit: int = 4) -> tuple[int, int] | None:
+    """The span (start, end) of the noun phrase beginning at ``start`` (adjectives and a head noun, at most
+    ``limit`` words, multipliers and cue words such as "more" skipped), or None. Trailing words ending in
+    -ed/-ing are verbs ("28 passed", "124 students making"), not the head."""
+    i = start
+    while i < len(tokens) and (tokens[i].lower() in _MULTIPLIERS or tokens[i].lower() in CUE_WORDS_EN
+                               or tokens[i] in ("-",)):
+        i += 1
+    j = i
+    while j < len(tokens) and j - i < limit and _is_noun_word(tokens[j]):
+        j += 1
+    while j > i and _verb_like(tokens[j - 1]):
+        j -= 1
+    return (i, j) if j > i else None
+
+
+def _with_complement(tokens: Sequence[str], head: int, key: str) -> str:
+    """``head:complement`` when the head is followed by "of NOUN" ("cups of flour" -> cup:flour)."""
+    if head + 1 < len(tokens) and tokens[head + 1] == "of":
+        span = noun_run(tokens, head + 2, limit=2)
+        if span:
+            return f"{key}:{entity_key(tokens[span[1] - 1])}"
+    return key
+
+
+def heads(key: str) -> set[str]:
+    """The nouns of an entity key (cup:flour -> {cup, flour})."""
+    return set(key.split(":"))
+
+
+def quantity_entity(problem: Problem, slot: int) -> str | None:
+    """The folded entity quantity ``slot`` counts, or None when the text does not say."""
+    tokens = problem.tokens
+    pos = problem.quantity_positions()[slot]
+    if problem.language == "zh":
+        return _zh_entity(tokens, pos + 1)
+    if pos > 0 and tokens[pos - 1] == "$":
+        return "dollar"
+    surface = tokens[pos]
+    if surface.endswith("%"):
+        return "percent"
+    if pos + 1 < len(tokens):
+        nxt = tokens[pos + 1].lower()
+        if nxt in ("%", "percent"):
+            return "percent"
+        if nxt in UNIT_WORDS:
+            return _with_complement(tokens, pos + 1, entity_key(nxt))
+    span = noun_run(tokens, pos + 1)
+    return _with_complement(tokens, span[1] - 1, entity_key(tokens[span[1] - 1])) if span else None
+
+
+def _zh_entity(tokens: Sequence[str], start: int) -> str | None:
+    """A classifier and the noun after it: up to three CJK characters before a number or punctuation."""
+    chars = []
+    for tok in tokens[start:start + 3]:
+        if tok in CLAUSE_END or is_number_token(tok) or not ("\u4e00" <= tok[:1] <= "\u9fff"):
+            break
+        chars.append(tok)
+    return "".join(chars) or None
+
+
+def question_span(problem: Problem) -> tuple[int, int]:
+    """Token span of the question clause: the last clause."""
+    spans = clause_spans(problem.tokens)
+    return spans[-1] if spans else (0, 0)
+
+
+def question_entity(problem: Problem) -> str | None:
+    """The folded entity the question asks for ("how many X", "how much money", "what percentage",
+    "how old" -> year), or None when it cannot be read."""
+    tokens = problem.tokens
+    start, end = question_span(problem)
+    sentence_start = max((i + 1 for i in range(start) if tokens[i] in (".", "?", "!", "。", "？", "！")), default=0)
+    words = tokens[sentence_start:end]
+    lower = [t.lower() for t in words]
+    if problem.language == "zh":
+        text = "".join(words)
+        for word in _ZH_QUESTION:
+            at = text.find(word)
+            if at >= 0:
+                rest = [ch for ch in text[at + len(word):]]
+                return _zh_entity(rest, 0)
+        return None
+    for i, w in enumerate(lower[:-1]):
+        if w == "number" and lower[i + 1] == "of":
+            span = noun_run(words, i + 2)
+            return _with_complement(words, span[1] - 1, entity_key(words[span[1] - 1])) if span else None
+        if w == "how" and lower[i + 1] in ("many", "much"):
+            span = noun_run(words, i + 2)
+            if span:
+                return _with_complement(words, span[1] - 1, entity_key(words[span[1] - 1]))
+            if lower[i + 1] == "much" and any(t in _MONEY for t in lower):
+                return "dollar"
+            return None
+        if w == "how" and lower[i + 1] == "old":
+            return "year"
+    if any(t in ("percent", "percentage", "%") for t in lower):
+        return "percent"
+    if any(t in _MONEY for t in lower) and lower[:1] in (["what"], ["how"], ["find"]):
+        return "dollar"
+    return None
+
+
+SINGULAR_PRONOUNS = frozenset("he she him her his hers himself herself".split())
+
+
+def holder(tokens: Sequence[str], start: int, end: int, protagonist: str | None = None) -> str | None:
+    """The first name-like word of tokens[start:end] (capitalized, not a function word); a singular
+    pronoun stands for ``protagonist`` (the problem's first name); else None ("they", "there are")."""
+    for i in range(start, end):
+        tok = tokens[i].removesuffix("'s")
+        if tok[:1].isupper() and tok.isalpha() and tok not in _CAPITALIZED_NOT_HOLDERS and len(tok) > 1:
+            return tok
+        if tok.lower() in SINGULAR_PRONOUNS:
+            return protagonist or UNRESOLVED
+    return None
+
+
+UNRESOLVED = "<someone>"  # a pronoun with no name to stand for: never the same holder as a name
+
+
+NAMES_FILE = Path(__file__).resolve().parents[2] / "mwp" / "resources" / "names.txt"
+
+
+@lru_cache(maxsize=4)
+def load_names(path: str = str(NAMES_FILE)) -> dict[tuple[str, str], tuple[tuple[str, ...], ...]]:
+    """(language, gender) -> names as token tuples (Chinese by character)."""
+    out: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    for line_no, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) != 3 or parts[0] not in ("en", "zh") or parts[1] not in ("f", "m"):
+            raise ValueError(f"{path}:{line_no}: expected 'language gender name', got {line!r}")
+        out[(parts[0], parts[1])].append(tuple(parts[2]) if parts[0] == "zh" else (parts[2],))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def lexicon_genders() -> dict[str, str]:
+    """English name -> "f" / "m" from the names lexicon."""
+    return {n[0]: gender for (lang, gender), group in load_names().items() if lang == "en" for n in group}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the entity rules read in one problem."""
+
+    question_entity: str | None
+    question_holder: str | None
+    quantity_entities: tuple[str | None, ...]  # per slot
+    clause_of_slot: tuple[int, ...]  # per slot: index of its clause
+    clause_holders: tuple[str | None, ...]  # per clause
+
+
+@lru_cache(maxsize=65536)
+def read(problem: Problem) -> Reading:
+    tokens = problem.tokens
+    spans = clause_spans(tokens)
+    positions = problem.quantity_positions()
+    clause_of = tuple(next((c for c, (a, b) in enumerate(spans) if a <= p < b), len(spans) - 1) for p in positions)
+    q_start, q_end = spans[-1] if spans else (0, 0)
+    english = problem.language == "en"
+    first = holder(tokens, 0, len(tokens)) if english else None
+    return Reading(
+        question_entity=question_entity(problem),
+        question_holder=holder(tokens, q_start, q_end, first) if english else None,
+        quantity_entities=tuple(quantity_entity(problem, j) for j in range(len(positions))),
+        clause_of_slot=clause_of,
+        clause_holders=tuple(holder(tokens, a, b, first) if english else None for a, b in spans))
+
+
+def asks_about_used_entity(problem: Problem) -> bool:
+    """The question's entity occurs in the statements that feed the answer: the clauses holding a quantity
+    the expression uses ("each box holds 4 peaches" feeds "How many boxes?"), or counted by such a
+    quantity ("$ 5" feeds "How much money?")."""
+    asked = read(problem).question_entity
+    if asked is None:
+        return False
+    reading = read(problem)
+    used = set(quantity_slots(problem.expression))
+    feeding = {reading.clause_of_slot[j] for j in used if j < len(reading.clause_of_slot)}
+    spans = clause_spans(problem.tokens)
+    words = {entity_key(t) for c in feeding for t in problem.tokens[slice(*spans[c])] if t.isalpha() or t == "$"}
+    for e in used_entities(problem):
+        words |= heads(e)
+    return heads(asked) <= words
+
+
+def used_entities(problem: Problem) -> set[str]:
+    """Folded entities of the quantities the expression uses."""
+    reading = read(problem)
+    return {reading.quantity_entities[j] for j in set(quantity_slots(problem.expression))
+            if j < len(reading.quantity_entities) and reading.quantity_entities[j]}
+
+
+def names_in(tokens: Sequence[str]) -> set[str]:
+    """Every name-like word (see :func:`holder`) of the tokens."""
+    out = set()
+    for tok in tokens:
+        tok = tok.removesuffix("'s")
+        if tok[:1].isupper() and tok.isalpha() and tok not in _CAPITALIZED_NOT_HOLDERS and len(tok) > 1:
+            out.add(tok)
+    return out

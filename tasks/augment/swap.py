@@ -1,0 +1,163 @@
+"""Consistent entity swaps, shared by operation 2 and entity substitution: a name or a counted noun is
+replaced everywhere in a problem, question included, in every form it takes (singular, plural,
+capitalized, possessive), so that no trace of the old entity survives; a swap that would merge two
+entities (the new one is already there) or leave a pronoun of the wrong gender is refused.
+
+Alternatives come from the pool itself, as GECA finds them (paper 003): two entities of one kind are
+alternatives when they fill the same environment, the clause with the entity replaced by a
+placeholder, quantities left out and names written ``<name>``, and that environment holds a content
+word ("<name> picked <0>" licenses apples ~ pears; "There are <0>" licenses nothing).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+from mwp.problem import Problem
+from tasks.augment.base import UNIT_WORDS, Slot, assemble, clause_units
+from tasks.augment.entities import _FUNCTION, INVARIANT, SINGULAR_PRONOUNS, entity_key, heads, names_in, plural, read, singular
+from tasks.augment.base import skeleton
+
+_FEMALE = frozenset({"she", "her", "hers", "herself"})
+_MALE = frozenset({"he", "him", "his", "himself"})
+_NOT_SWAPPED = frozenset({"dollar", "percent", "year"}) | {entity_key(u) for u in UNIT_WORDS}
+
+
+@dataclass(frozen=True)
+class Entity:
+    kind: str  # "name" or "noun"
+    key: str  # the name, or the folded noun (entities.entity_key)
+    singular: str = ""  # noun surfaces to write (a name is written as its key)
+    plural: str = ""
+
+
+def nouns_of(problem: Problem) -> set[str]:
+    """Folded counted nouns of the problem that may be swapped: never units, money or percent, nor a noun
+    with an "of" complement ("pieces of clothing")."""
+    return {e for e in read(problem).quantity_entities if e and ":" not in e and e not in _NOT_SWAPPED
+            and e.isalpha()}
+
+
+_TITLES = frozenset({"Mr", "Mrs", "Ms", "Dr", "Miss", "Uncle", "Aunt", "Grandma", "Grandpa", "Coach", "Prof"})
+
+
+def _bound_mention(tokens: Sequence[str], i: int, kind: str) -> bool:
+    """A mention the swap cannot rewrite alone: a name after a title ("Mrs. Hilt"), a noun inside a
+    compound or after a modifier ("book case", "mystery books": the new noun would not fit them)."""
+    before = tokens[i - 1] if i > 0 else ""
+    before2 = tokens[i - 2] if i > 1 else ""
+    if kind == "name":
+        return before in _TITLES or (before == "." and before2 in _TITLES)
+    after = tokens[i + 1] if i + 1 < len(tokens) else ""
+    modifier = before.isalpha() and before.islower() and before not in _FUNCTION
+    compound = after.isalpha() and after.islower() and after not in _FUNCTION
+    return modifier or compound
+
+
+def pronoun_gender(tokens: Sequence[str]) -> str | None:
+    lower = {t.lower() for t in tokens}
+    female, male = bool(lower & _FEMALE), bool(lower & _MALE)
+    return "f" if female and not male else "m" if male and not female else ("both" if female else None)
+
+
+@dataclass
+class PoolEntities:
+    """The alternatives, surfaces and genders the pool shows."""
+
+    alternatives: dict[tuple[str, str], set[str]]  # (kind, key) -> other keys sharing an environment
+    surfaces: dict[str, tuple[str, str]]  # noun key -> (singular, plural) as written in the pool
+    gender: dict[str, str]  # name -> "f" / "m" (from the lexicon, else from one-name problems' pronouns)
+
+    def entity(self, kind: str, key: str) -> Entity:
+        if kind == "name":
+            return Entity("name", key)
+        one, many = self.surfaces.get(key, (key, key) if key in INVARIANT else (key, plural(key)))
+        return Entity("noun", key, one, many)
+
+
+def _has_content(env: Sequence[str]) -> bool:
+    return any(t.isalpha() and t.lower() not in _FUNCTION and t[:1].islower() for t in env)
+
+
+def pool_entities(problems: Sequence[Problem], lexicon_gender: dict[str, str] | None = None) -> PoolEntities:
+    by_env: dict[tuple, set[str]] = defaultdict(set)
+    seen_forms: dict[str, dict[bool, str]] = defaultdict(dict)
+    gender: dict[str, str] = dict(lexicon_gender or {})
+    for problem in problems:
+        if problem.language != "en":
+            continue
+        nouns, names = nouns_of(problem), names_in(problem.tokens)
+        if len(names) == 1:
+            (name,), g = tuple(names), pronoun_gender(problem.tokens)
+            if g in ("f", "m"):
+                gender.setdefault(name, g)
+        units = clause_units(problem)
+        for c in range(len(units.spans)):
+            tokens, _ = skeleton(units, c)
+            base = [t.removesuffix("'s") for t in tokens]
+            masked = tuple("<name>" if b in names or b.lower() in SINGULAR_PRONOUNS else t for b, t in zip(base, tokens))
+            for i, b in enumerate(base):
+                if b in names:
+                    kind, key = "name", b
+                elif b.isalpha() and b.islower() and entity_key(b) in nouns:
+                    kind, key = "noun", entity_key(b)
+                    seen_forms[key].setdefault(singular(b) == b, b)
+                else:
+                    continue
+                env = masked[:i] + ("<0>",) + masked[i + 1:]
+                if _has_content(env):
+                    by_env[(kind, env)].add(key)
+    alternatives: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for (kind, _), keys in by_env.items():
+        for key in keys:
+            alternatives[(kind, key)] |= keys - {key}
+    surfaces = {key: ((key, key) if key in INVARIANT else
+                      (f.get(True, singular(f.get(False, key))), f.get(False, plural(f.get(True, key)))))
+                for key, f in seen_forms.items()}
+    return PoolEntities(dict(alternatives), surfaces, gender)
+
+
+def _matches(token: str, old: Entity) -> bool:
+    base = token.removesuffix("'s")
+    if old.kind == "name":
+        return base == old.key
+    return base.isalpha() and entity_key(base) == old.key
+
+
+def _rewrite(token: str, new: Entity) -> str:
+    possessive = token.endswith("'s")
+    base = token.removesuffix("'s")
+    if new.kind == "name":
+        word = new.key
+    else:
+        word = new.singular if singular(base) == base.lower() else new.plural
+        if base[:1].isupper():
+            word = word.capitalize()
+    return word + ("'s" if possessive else "")
+
+
+def swap_entity(problem: Problem, old: Entity, new: Entity, operator: str, detail: str, round_: int,
+                gender: dict[str, str] | None = None) -> Problem | str:
+    """``problem`` with every mention of ``old`` written as ``new``; same expression. Returns the new
+    problem, or the reason it is refused."""
+    if problem.language != "en":
+        return "swap_not_applicable_zh"
+    tokens = problem.tokens
+    if not any(_matches(t, old) for t in tokens):
+        return "swap_entity_not_found"
+    if any(_matches(t, new) for t in tokens):
+        return "swap_target_already_in_problem"  # two entities would become one
+    if old.kind == "name":
+        said = pronoun_gender(tokens)
+        genders = gender or {}
+        if said is not None and genders.get(new.key) != genders.get(old.key, said if said != "both" else None):
+            return "swap_name_gender_unknown_or_differs"
+    qty = set(problem.quantity_positions())
+    if any(_matches(t, old) and _bound_mention(tokens, i, old.kind) for i, t in enumerate(tokens) if i not in qty):
+        return "swap_mention_bound_to_its_words"
+    out = [(_rewrite(t, new) if i not in qty and _matches(t, old) else t) for i, t in enumerate(tokens)]
+    slots = [Slot(pos, j, q.value, q.surface) for j, (pos, q) in enumerate(zip(problem.quantity_positions(),
+                                                                               problem.quantities))]
+    return assemble(out, slots, problem.expression, problem.language, (problem.id,), operator, detail, round_,
+                    problem.provenance.source)

@@ -81,7 +81,9 @@ def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, se
         pool_size = steps.write_pool(sets.train, run_dir, 0, pool_path)
     else:
         prev = rundir.round_dir(run_dir, r - 1)
-        generated = steps.generate_candidates(prev / "pool.jsonl", rd / "candidates.jsonl", configs.augment, r)
+        held_out = {"valid": sets.valid, **sets.tests}  # nothing held out may reach training, in any form
+        generated = steps.generate_candidates(prev / "pool.jsonl", rd / "candidates.jsonl", configs.augment, r,
+                                              held_out)
         unscorable = steps.score_candidates(rd / "candidates.jsonl", prev / "pool.jsonl", prev / "checkpoint",
                                             params.score, params.seed, device, rd / "scored.jsonl")
         kept = steps.keep_candidates(rd / "scored.jsonl", params.retention, params.keep_fraction, rd / "kept.jsonl")
@@ -148,7 +150,8 @@ def augment_loop(params: LoopParams = LoopParams()) -> dict[str, Any]:
         tracker.log_final(final_checkpoint, records)
         test_sets = sorted(sets.tests)
         create_table_artifact(
-            table=[{k: _rounded(v) for k, v in table_row(r, test_sets).items()} for r in records],
+            table=[{k: _rounded(v) for k, v in table_row(r, test_sets, configs.augment.operators,
+                                                          ["valid", *test_sets]).items()} for r in records],
             key=f"compaug-{params.fingerprint()}-rounds", description=f"All rounds of {run_dir.name}")
     except BaseException:
         tracker.finish("FAILED")

@@ -99,7 +99,10 @@ def register(subparsers) -> None:
     loop = p.add_argument_group("loop")
     loop.add_argument("--rounds", dest="top__rounds", type=int, help="T, augmentation rounds (default 7; 3 for the quick run)")
     loop.add_argument("--keep", dest="top__keep_fraction", type=float, help="fraction of verified candidates kept per round (default 0.2)")
-    loop.add_argument("--retention", dest="top__retention", choices=tuple(POLICIES), help="retention policy (default top-fraction)")
+    loop.add_argument("--retention", dest="top__retention", choices=tuple(POLICIES),
+                      help="retention policy (default top-fraction: the top --keep of all verified candidates)")
+    loop.add_argument("--keep-per-operator", dest="top__retention", action="store_const", const="per-operator",
+                      help="keep the top --keep of each operator's candidates (--retention per-operator)")
     loop.add_argument("--score", dest="top__score", choices=tuple(SCORES), help="candidate score (default confidence)")
     loop.add_argument("--warm-start", dest="top__warm_start", action="store_true", default=None,
                       help="retrain from the previous round's weights")
@@ -153,13 +156,19 @@ def format_summary(result: dict[str, Any]) -> str:
 
     records = result["rounds"]
     test_sets = sorted({name for r in records for name in r.tests})
-    header = ["round", "pool", "cands", "kept", "cut"] + test_sets + ["train s"]
+    operators = sorted({op for r in records if r.generation for op in r.generation.verified_by_operator})
+    header = ["round", "pool", "cands", "kept", "cut"] + [f"k:{op}" for op in operators] + ["leaked"] + test_sets \
+        + ["train s"]
     lines = ["  ".join(f"{h:>8}" for h in header)]
     for record in records:
-        row = table_row(record, test_sets)
+        row = table_row(record, test_sets, operators)
+        g = record.generation
+        leaked = sum(v for k, v in g.rejected.items() if k.startswith("matches_")) if g else None
         cells = [row["round"], row["pool_size"], row["candidates"] if row["candidates"] is not None else "-",
                  row["kept"] if row["kept"] is not None else "-",
                  f"{row['confidence_cut']:.3f}" if row["confidence_cut"] is not None else "-"]
+        cells += [row[f"kept_{op}"] if row[f"kept_{op}"] is not None else "-" for op in operators]
+        cells.append(leaked if leaked is not None else "-")
         cells += [f"{row[f'{name}_answer_acc']:.3f}" if row[f"{name}_answer_acc"] is not None else "-"
                   for name in test_sets]
         cells.append(f"{row['train_seconds']:.0f}")

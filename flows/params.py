@@ -126,13 +126,16 @@ class LoopParams(Strict):
     split_file: Optional[Path] = Field(None, description="split file from `compaug split` (else a seeded random split)")
     test_fraction: float = Field(0.2, gt=0, lt=1, description="I.I.D. test share for the random split")
     valid_fraction: float = Field(0.2, gt=0, lt=1, description="validation share of the training side")
-    iid_holdout_fraction: float = Field(0.1, ge=0, lt=1, description="I.I.D. test share held out of a split file's train side")
+    iid_holdout_fraction: float = Field(0.0, ge=0, lt=1, description="with a split file: share of its train side "
+                                        "held out as the 'iid_holdout' test set (0 = none; an iid split file's "
+                                        "own test side is the I.I.D. set)")
     solver: SolverSettings = Field(default_factory=SolverSettings)
     train: TrainSettings = Field(default_factory=TrainSettings)
     augment: AugmentSettings = Field(default_factory=AugmentSettings)
     rounds: int = Field(7, ge=0, le=50, description="T, the number of augmentation rounds")
     keep_fraction: float = Field(0.2, gt=0, le=1, description="share of verified candidates kept each round")
-    retention: Literal[tuple(POLICIES)] = Field("top-fraction", description="which scored candidates a round keeps")
+    retention: Literal[tuple(POLICIES)] = Field("top-fraction", description="which scored candidates a round keeps: "
+                                                "the top fraction of all, or of each operator")
     score: Literal[tuple(SCORES)] = Field("confidence", description="the confidence score that ranks candidates")
     warm_start: bool = Field(False, description="retrain from the previous round's weights instead of from scratch")
     seed: int = Field(0, ge=0, description="drives the split, initialization and augmentation sampling")

@@ -12,6 +12,7 @@ class Scored:
 
     id: str
     score: float
+    group: str = ""  # the operator that made the candidate (for per-operator retention)
 
 
 def keep_top_fraction(scored: Sequence[Scored], fraction: float = 0.2) -> tuple[list[Scored], float | None]:
@@ -36,10 +37,22 @@ def keep_above_threshold(scored: Sequence[Scored], threshold: float) -> tuple[li
     return kept, (kept[-1].score if kept else None)
 
 
+def keep_top_fraction_per_group(scored: Sequence[Scored], fraction: float = 0.2) -> tuple[list[Scored], float | None]:
+    """The top ``fraction`` within each group (operator), so that an operator whose candidates score
+    lower (operation 1's compositions against operation 2's near-copies) still adds its share. The
+    cut-off is the lowest kept score over all groups."""
+    kept: list[Scored] = []
+    for group in sorted({s.group for s in scored}):
+        kept += keep_top_fraction([s for s in scored if s.group == group], fraction)[0]
+    kept.sort(key=lambda s: (-s.score, s.id))
+    return kept, (min(s.score for s in kept) if kept else None)
+
+
 # Retention policies by name (the one list the settings model and the CLI read): each takes the scored
 # candidates and the loop's keep fraction and returns the kept ones and the cut-off score.
 POLICIES = {
     "top-fraction": keep_top_fraction,  # paper 003: the top 20% of all verified candidates
+    "per-operator": keep_top_fraction_per_group,  # the top 20% of each operator's candidates
 }
 
 

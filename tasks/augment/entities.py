@@ -146,11 +146,13 @@ def predicates_agree(statement: frozenset[str], question: frozenset[str]) -> boo
     """A statement can stand for a question's answer when it says no more than the question and they
     share at least one word (the verb, usually): "Tom has 36 peaches" for "How many peaches does Tom
     have now?", never "has 15 heads of cabbage in his patch" for "How many heads does he have?"."""
-    return bool(statement & question) and statement - NEUTRAL == question - NEUTRAL
+    return bool(statement & question) and statement - NEUTRAL_STATEMENT == question - NEUTRAL
 
 
-# Words a question may add without asking for something else ("How many peaches are there now/in all?").
+# Words a question may add without asking for something else ("How many peaches are left/are there now?");
+# a statement that says "left" or "remaining" says more than "has" (the amount after some event).
 NEUTRAL = frozenset("total all altogether together now then still end left remaining".split())
+NEUTRAL_STATEMENT = frozenset("total all altogether together now then still".split())
 
 
 ABBREVIATIONS = frozenset({"Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof"})

@@ -18,7 +18,7 @@ from mwp.expr import Qty, quantity_slots, substitute
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END
 from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units, rng_for
-from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, has_abbreviation, lexicon_genders, names_in,
+from tasks.augment.entities import (_FUNCTION, NEUTRAL, NEUTRAL_STATEMENT, SINGULAR_PRONOUNS, UNRESOLVED, has_abbreviation, lexicon_genders, names_in,
                                     predicate, predicates_agree, rated_nouns, read)
 from tasks.augment.swap import nouns_of, pool_entities, pronoun_gender, swap_entity
 
@@ -122,15 +122,18 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     units = [clause_units(p) for p in problems]
     readings = [read(p) for p in problems]
     genders = pool_entities(problems, lexicon_genders()).gender
-    donors: dict[str, list[int]] = defaultdict(list)
-    asks: dict[int, frozenset[str]] = {}  # donor -> what its question says of the entity
+    # Donors by (entity, what the question says of it): a host statement looks up its own pair, so only
+    # donors whose question asks for what the statement states are ever drawn.
+    donors: dict[tuple[str, frozenset[str]], list[int]] = defaultdict(list)
+    asks: dict[int, frozenset[str]] = {}
     for d, (problem, u, reading) in enumerate(zip(problems, units, readings)):
         if not donor_ok(problem, u) or reading.question_entity is None or has_abbreviation(problem.tokens):
             continue
         q_start, q_end = u.spans[-1]
         if not _is_rate(problem.tokens, q_start, q_end):
-            donors[reading.question_entity].append(d)
             asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity)
+            donors[(reading.question_entity, asks[d] - NEUTRAL)].append(d)
+    entities_asked = {entity for entity, _ in donors}
     order = list(range(len(problems)))
     rng.shuffle(order)
     for p in order:
@@ -146,8 +149,16 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if slot is None:
                 continue
             entity = reading.quantity_entities[slot]
-            if entity is not None and donors.get(entity) and not _is_rate(host.tokens, *u.spans[c]):
-                clauses.append((c, entity, predicate(host.tokens, *u.spans[c], entity)))
+            if entity is None or entity not in entities_asked or _is_rate(host.tokens, *u.spans[c]):
+                continue
+            start, end = u.spans[c]
+            if sum(start <= pos < end for pos in u.qty_pos) != 1:
+                continue  # "on Monday he worked 8 hours and on Tuesday 2 hours": one clause, two amounts
+            states = predicate(host.tokens, start, end, entity)
+            if donors.get((entity, states - NEUTRAL_STATEMENT)):
+                clauses.append((c, entity, states))
+            else:
+                batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
         if not clauses:
             batch.rejected["op1_no_statement_with_a_donor"] += 1
             continue
@@ -156,7 +167,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if len(made) >= cfg.per_problem_cap:
                 break
             c, entity, states = clauses[rng.randrange(len(clauses))]
-            pool = donors[entity]
+            pool = donors[(entity, states - NEUTRAL_STATEMENT)]
             d = pool[rng.randrange(len(pool))]
             if d == p or (c, d) in made:
                 continue

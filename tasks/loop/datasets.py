@@ -45,14 +45,15 @@ def split_problems(
     test_fraction: float = 0.2,
     valid_fraction: float = 0.2,
     split: dict[str, Any] | None = None,
-    iid_holdout_fraction: float = 0.1,
+    iid_holdout_fraction: float = 0.0,
 ) -> tuple[list[Problem], list[Problem], dict[str, list[Problem]]]:
     """Train, validation and named test sets.
 
     Without a split file: a seeded random split, ``test_fraction`` of the problems to the I.I.D.
     test set and ``valid_fraction`` of the rest to validation (paper 003 takes 20% of training for
     validation). With a split file: its ``test`` side is the test set named by its ``method``
-    (``comdiv`` by default); from its ``train`` side, ``iid_holdout_fraction`` goes to an ``iid``
+    (``comdiv``, ``iid`` or ``sd``; an ``iid`` split file's own test side is the I.I.D. set); only when
+    asked, ``iid_holdout_fraction`` of its ``train`` side goes to an ``iid_holdout``
     test set (so the relative gap Acc_iid / Acc_comdiv - 1 can be measured) and ``valid_fraction``
     of the rest to validation. Ids in the split file that are not among the problems are an error
     when none match, and are counted otherwise (see :func:`missing_ids`)."""
@@ -73,7 +74,7 @@ def split_problems(
         tests = {str(split.get("method") or "comdiv"): test_side}
         n_iid = round(len(rest) * iid_holdout_fraction)
         if n_iid:
-            tests["iid"] = [by_id[i] for i in rest[:n_iid]]
+            tests["iid_holdout"] = [by_id[i] for i in rest[:n_iid]]
             rest = rest[n_iid:]
     n_valid = round(len(rest) * valid_fraction)
     valid = [by_id[i] for i in rest[:n_valid]]
@@ -100,6 +101,14 @@ def source_fingerprint(data: DataSpec, split_file: Path | None) -> str:
     if split_file:
         digest.update(Path(split_file).read_bytes())
     return digest.hexdigest()
+
+
+def duplicates_across_sides(duplicates: dict[str, str], split: dict[str, Any]) -> int:
+    """Pairs of exact duplicates (dropped id -> kept twin) that a split file put on different sides: the
+    split was made before duplicates were dropped, and would have tested on training problems."""
+    side = {str(i): "train" for i in split["train"]} | {str(i): "test" for i in split["test"]}
+    return sum(1 for dropped, kept in duplicates.items()
+               if dropped in side and kept in side and side[dropped] != side[kept])
 
 
 def missing_ids(problems: Sequence[Problem], split: dict[str, Any]) -> int:
@@ -142,12 +151,15 @@ def prepare_sets(data: DataSpec, directory: Path, seed: int, test_fraction: floa
         return existing, report
     result, problems = data.load()
     split = load_split_file(split_file) if split_file else None
+    shared = duplicates_across_sides(result.duplicates, split) if split else 0
     train, valid, tests = split_problems(problems, seed, test_fraction, valid_fraction, split, iid_holdout_fraction)
     sets = write_sets(directory, train, valid, tests)
     report = {"format": data.format, "records": result.total, "usable": len(result.problems),
               "used": len(problems), "skipped": dict(result.skipped),
               "train": len(train), "valid": len(valid), "tests": {k: len(v) for k, v in tests.items()},
               "split_ids_not_loaded": missing_ids(problems, split) if split else 0,
+              "duplicates_dropped": result.skipped.get("duplicate_problem", 0),
+              "split_sides_share_duplicates": shared,
               "source_sha256": fingerprint}
     write_json_atomic(directory / "report.json", report)
     return sets, report

@@ -4,7 +4,7 @@ metric names back into meaning."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,9 @@ class Generation:
     kept: int
     confidence_mean: float | None  # over the scored candidates
     confidence_cut: float | None  # lowest kept score
-    rejected: dict[str, int] = field(default_factory=dict)  # reason -> candidates dropped
+    rejected: dict[str, int] = field(default_factory=dict)  # reason -> candidates dropped (matches_<set>: leaks)
     verified_by_operator: dict[str, int] = field(default_factory=dict)
+    kept_by_operator: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -68,20 +69,27 @@ class RoundRecord:
         if self.generation is not None:
             g = self.generation
             out.update({f.name: getattr(g, f.name) for f in fields(g)
-                        if f.name not in ("rejected", "verified_by_operator")})
+                        if f.name not in ("rejected", "verified_by_operator", "kept_by_operator")})
             out.update({f"rejected_{k}": v for k, v in g.rejected.items()})
             out.update({f"verified_{k}": v for k, v in g.verified_by_operator.items()})
+            out.update({f"kept_{k}": v for k, v in g.kept_by_operator.items()})
         return {k: float(v) for k, v in out.items() if v is not None}
 
 
-def table_row(record: RoundRecord, test_sets: list[str]) -> dict[str, Any]:
+def table_row(record: RoundRecord, test_sets: list[str], operators: Sequence[str] = (),
+              held_out: Sequence[str] = ()) -> dict[str, Any]:
     """One row of the all-rounds table: fixed columns (None where a round has no value, e.g. round 0's
-    candidates) and each test set's answer accuracy."""
+    candidates), kept per operator, leaked candidates dropped per held-out set, and each test set's
+    answer accuracy."""
     g = record.generation
     row: dict[str, Any] = {"round": record.round, "pool_size": record.pool_size,
                            "candidates": g.candidates if g else None, "verified": g.verified if g else None,
                            "kept": g.kept if g else None, "confidence_cut": g.confidence_cut if g else None,
                            "train_seconds": record.train_seconds}
+    for op in operators:
+        row[f"kept_{op}"] = g.kept_by_operator.get(op, 0) if g else None
+    for name in held_out:
+        row[f"matches_{name}"] = g.rejected.get(f"matches_{name}", 0) if g else None
     for name in test_sets:
         m = record.tests.get(name)
         row[f"{name}_answer_acc"] = m.answer_acc if m else None
@@ -90,9 +98,12 @@ def table_row(record: RoundRecord, test_sets: list[str]) -> dict[str, Any]:
 
 def relative_gap(metrics: Mapping[str, SetMetrics]) -> float | None:
     """Acc_iid / Acc_comdiv - 1 (paper 003 Table 1) when both sets were evaluated; the compositional
-    set is the one test set that is not ``iid`` (``comdiv`` from a DBCA split, ``sd`` from SD)."""
-    others = sorted(name for name in metrics if name != "iid")
-    iid, comdiv = metrics.get("iid"), (metrics[others[0]] if len(others) == 1 else metrics.get("comdiv"))
+    set is the one test set that is not I.I.D. (``comdiv`` from a DBCA split, ``sd`` from SD), the I.I.D.
+    one ``iid`` (a random split's test side) or else ``iid_holdout`` (held out of a split file's train side)."""
+    iid_names = ("iid", "iid_holdout")
+    others = sorted(name for name in metrics if name not in iid_names)
+    iid = metrics.get("iid") or metrics.get("iid_holdout")
+    comdiv = metrics[others[0]] if len(others) == 1 else metrics.get("comdiv")
     if not iid or not comdiv or comdiv.answer_acc == 0:
         return None
     return iid.answer_acc / comdiv.answer_acc - 1

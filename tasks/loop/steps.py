@@ -27,9 +27,14 @@ def prepare_data(data: DataSpec, run_dir: Path, seed: int, test_fraction: float,
     """The run's train / validation / test files in ``run_dir/data`` and the data report."""
     sets, report = datasets.prepare_sets(data, run_dir / "data", seed, test_fraction, valid_fraction, split_file,
                                          iid_holdout_fraction)
-    get_run_logger().info("data: %d usable of %d records (skipped %s); sets %s", report["usable"],
-                          report["records"], report["skipped"] or "none",
-                          {"train": report["train"], "valid": report["valid"], **report["tests"]})
+    logger = get_run_logger()
+    logger.info("data: %d usable of %d records (skipped %s); sets %s", report["usable"],
+                report["records"], report["skipped"] or "none",
+                {"train": report["train"], "valid": report["valid"], **report["tests"]})
+    if report.get("split_sides_share_duplicates"):
+        logger.warning("split file %s puts %d pairs of identical problems on both sides (made before duplicates "
+                       "were dropped); the copies were dropped, so re-make the split for sizes it promised",
+                       split_file, report["split_sides_share_duplicates"])
     return sets, report
 
 
@@ -64,11 +69,15 @@ def evaluate_solver(checkpoint_dir: Path, test_sets: dict[str, Path], beam_size:
 
 
 @task(name="generate_candidates", cache_policy=NO_CACHE)
-def generate_candidates(pool_path: Path, out_path: Path, config: AugmentConfig, round_index: int) -> dict[str, Any]:
-    """Run the augmentation operators over the pool; verified, deduplicated candidates to JSONL."""
+def generate_candidates(pool_path: Path, out_path: Path, config: AugmentConfig, round_index: int,
+                        held_out: dict[str, Path]) -> dict[str, Any]:
+    """Run the augmentation operators over the pool; verified, checked, deduplicated candidates that match
+    no held-out problem (``held_out``: set name -> file) to JSONL."""
     from tasks.augment.generate import generate_candidates as generate
+    from tasks.augment.leakage import HeldOut
 
-    batch = generate(read_problems_jsonl(pool_path), config, round_index)
+    index = HeldOut.build({name: read_problems_jsonl(path) for name, path in held_out.items()})
+    batch = generate(read_problems_jsonl(pool_path), config, round_index, index)
     write_jsonl(batch.candidates, out_path)
     by_operator = Counter(c.provenance.operator for c in batch.candidates)
     get_run_logger().info("round %d: %d verified candidates (%s), rejected %s", round_index, len(batch.candidates),
@@ -95,10 +104,10 @@ def keep_candidates(scored_path: Path, policy: str, keep_fraction: float, kept_p
 
     scored = rundir.read_scored(scored_path)
     by_id = {p.id: p for p, _ in scored}
-    kept, cut = retain(policy, [Scored(p.id, s) for p, s in scored], keep_fraction)
+    kept, cut = retain(policy, [Scored(p.id, s, p.provenance.operator) for p, s in scored], keep_fraction)
     rundir.write_scored(kept_path, [by_id[k.id] for k in kept], [k.score for k in kept])
     finite = [s for _, s in scored if s == s]
-    return {"kept": len(kept), "confidence_cut": cut,
+    return {"kept": len(kept), "confidence_cut": cut, "kept_by_operator": dict(Counter(k.group for k in kept)),
             "confidence_mean": sum(finite) / len(finite) if finite else None}
 
 
@@ -106,7 +115,8 @@ def generation_record(generated: dict[str, Any], unscorable: int, kept: dict[str
     return Generation(candidates=generated["candidates"], verified=generated["verified"], unscorable=unscorable,
                       kept=kept["kept"], confidence_mean=kept["confidence_mean"],
                       confidence_cut=kept["confidence_cut"], rejected=generated["rejected"],
-                      verified_by_operator=generated["verified_by_operator"])
+                      verified_by_operator=generated["verified_by_operator"],
+                      kept_by_operator=kept["kept_by_operator"])
 
 
 @task(name="write_pool", cache_policy=NO_CACHE)

@@ -138,14 +138,16 @@ def test_a_split_file_gives_comdiv_and_iid_sets_and_the_pools_compound_divergenc
     split = {"method": "comdiv", "k": 5, "parameters": {"k": 5, "seed": 0, "window": 4, "compound_alpha": 0.1},
              "train": [p.id for p in corpus if p.id not in deep], "test": deep}
     (tmp_path / "split.json").write_text(json.dumps(split))
-    params = tiny_params(tmp_path, rounds=1, split_file=str(tmp_path / "split.json"))  # no stored labeler: fitted once
+    params = tiny_params(tmp_path, rounds=1, split_file=str(tmp_path / "split.json"),  # no stored labeler: fitted once
+                         iid_holdout_fraction=0.1)
     result = augment_loop(params)
     run_dir = params.run_dir()
-    assert sorted(p.stem for p in (run_dir / "data").glob("test_*.jsonl")) == ["test_comdiv", "test_iid"]
+    assert sorted(p.stem for p in (run_dir / "data").glob("test_*.jsonl")) == ["test_comdiv", "test_iid_holdout"]
     assert {p.id for p in read_problems_jsonl(run_dir / "data" / "test_comdiv.jsonl")} == set(deep)
     rows = result["rounds"]
     assert all(0.0 < r.compound_divergence <= 1.0 for r in rows)
-    assert all(set(r.tests) == {"comdiv", "iid"} for r in rows)
+    assert all(set(r.tests) == {"comdiv", "iid_holdout"} for r in rows)
+    assert all(r.relative_gap is not None or r.tests["comdiv"].answer_acc == 0 for r in rows)
     labeler = json.loads((run_dir / "data" / "quantity_labeler.json").read_text())  # JSON, never a pickle
     assert labeler["k"] == 5
 

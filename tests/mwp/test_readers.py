@@ -196,3 +196,19 @@ def test_problems_format_reads_compaugs_own_records_from_a_file_or_a_folder(tmp_
     (tmp_path / "bad.jsonl").write_text('{"id": "x"}\n')
     with pytest.raises(DataFormatError, match="bad.jsonl:1"):
         load_dataset("problems", tmp_path / "bad.jsonl")
+
+
+def test_exact_duplicates_are_dropped_before_anything_else_and_counted(tmp_path):
+    import json
+
+    from mwp.readers import load_dataset
+
+    rows = [{"id": "1", "text": "Tom has 3 apples and 4 pears. How many fruits?", "equation": "x=3+4", "answer": 7},
+            {"id": "2", "text": "Tom has 3 apples and 4 pears.  How many fruits?", "equation": "x=3+4", "answer": 7},
+            {"id": "3", "text": "Tom has 3 apples and 4 pears. How many more apples?", "equation": "x=4-3", "answer": 1}]
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = load_dataset("jsonl", path)
+    assert [p.id for p in result.problems] == ["1", "3"]
+    assert result.skipped["duplicate_problem"] == 1 and result.duplicates == {"2": "1"}
+    assert "same text and expression as '1'" in result.skipped_examples[-1].message

@@ -40,3 +40,16 @@ def test_fraction_out_of_range_is_an_error():
 def test_threshold_policy():
     kept, cut = keep_above_threshold([Scored("a", 0.1), Scored("b", 0.7), Scored("c", 0.5)], 0.5)
     assert [s.id for s in kept] == ["b", "c"] and cut == 0.5
+
+
+def test_per_operator_retention_keeps_the_top_fraction_of_each_operator():
+    from ranking.retention import retain
+
+    # op2 near-copies score high, op1 compositions low: globally the top 40% would be op2 only.
+    scored = [Scored(f"b{i}", 0.9 - i / 100, "geca_op2") for i in range(6)] + \
+             [Scored(f"a{i}", 0.3 - i / 100, "geca_op1") for i in range(4)]
+    top, _ = retain("top-fraction", scored, 0.4)
+    assert {s.group for s in top} == {"geca_op2"} and len(top) == 4
+    each, cut = retain("per-operator", scored, 0.4)
+    # ceil(0.4 * 6) = 3 of op2 and ceil(0.4 * 4) = 2 of op1, the best of each; the cut is op1's lowest kept
+    assert sorted(s.id for s in each) == ["a0", "a1", "b0", "b1", "b2"] and cut == 0.29

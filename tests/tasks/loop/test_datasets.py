@@ -25,8 +25,30 @@ def test_split_file_gives_its_test_side_by_method_and_an_iid_holdout(tmp_path):
     split = load_split_file(path)
     train, valid, tests = split_problems(problems, seed=0, valid_fraction=0.25, split=split, iid_holdout_fraction=0.1)
     assert [p.id for p in tests["sd"]] == ids[80:]
-    assert len(tests["iid"]) == 8 and len(valid) == 18 and len(train) == 54
-    assert not ({p.id for p in tests["iid"]} | {p.id for p in valid} | {p.id for p in train}) & set(ids[80:])
+    assert len(tests["iid_holdout"]) == 8 and len(valid) == 18 and len(train) == 54
+    assert not ({p.id for p in tests["iid_holdout"]} | {p.id for p in valid} | {p.id for p in train}) & set(ids[80:])
+    _, _, no_holdout = split_problems(problems, seed=0, valid_fraction=0.25, split=split)
+    assert set(no_holdout) == {"sd"}  # the train-side holdout only when asked
+
+
+def test_an_iid_split_file_is_evaluated_on_its_own_test_side(tmp_path):
+    import json
+
+    problems = generate_corpus(100, seed=0)
+    ids = [p.id for p in problems]
+    path = tmp_path / "iid.json"
+    path.write_text(json.dumps({"method": "iid", "train": ids[:70], "test": ids[70:]}))
+    train, valid, tests = split_problems(problems, seed=0, split=load_split_file(path))
+    assert set(tests) == {"iid"} and [p.id for p in tests["iid"]] == ids[70:]  # never overwritten by a holdout
+    assert len(train) + len(valid) == 70
+
+
+def test_a_split_file_with_twins_on_both_sides_is_reported(tmp_path):
+    from tasks.loop.datasets import duplicates_across_sides
+
+    split = {"train": ["a", "b", "c"], "test": ["d", "e"]}
+    # d was dropped as a copy of a (train) -> across sides; c of b -> same side; x is not in the file.
+    assert duplicates_across_sides({"d": "a", "c": "b", "x": "a"}, split) == 1
 
 
 def test_bad_split_files_are_clear_errors(tmp_path):

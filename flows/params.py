@@ -95,16 +95,9 @@ class AugmentSettings(Strict):
     operators: list[str] = Field(
         default_factory=lambda: list(_AUGMENT.operators), min_length=1,
         description="augmentation operators by name (tasks/augment/registry.py)")
-    max_spans: int = Field(_AUGMENT.max_spans, ge=1, le=2, description="spans of one GECA fragment")
-    max_span_len: int = Field(_AUGMENT.max_span_len, ge=1, le=8, description="tokens of each fragment span")
-    max_fragment_count: Optional[int] = Field(_AUGMENT.max_fragment_count, ge=1,
-                                              description="op2/entity: only fragments seen at most N times (null: all)")
-    max_envs_per_sentence: int = Field(_AUGMENT.max_envs_per_sentence, ge=1,
-                                       description="two-span environments kept per clause")
     per_problem_cap: int = Field(_AUGMENT.per_problem_cap, ge=1,
                                  description="candidates one source problem may yield per operator and round")
     per_round_cap: Optional[int] = Field(_AUGMENT.per_round_cap, ge=1, description="candidates per round (null: no cap)")
-    protect_cue_words: bool = Field(_AUGMENT.protect_cue_words, description="op2 never swaps an operation cue word")
     allow_unused_quantities: bool = Field(_AUGMENT.allow_unused_quantities,
                                           description="a candidate may hold text quantities its expression ignores")
     reject_negative_answers: bool = Field(_AUGMENT.reject_negative_answers)
@@ -142,6 +135,7 @@ class LoopParams(Strict):
     out_dir: Path = Field(Path("runs"), description="runs are written to OUT_DIR/<experiment>-<parameter hash>/")
     experiment: Optional[str] = Field(None, description="MLflow experiment (default: compaug-<data format>)")
     tracking_uri: Optional[str] = Field(None, description="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else SQLite in OUT_DIR)")
+    mlflow_parent_run_id: Optional[str] = Field(None, description="nest this run's MLflow run under this one (a study's)")
 
     def experiment_name(self) -> str:
         return self.experiment or f"compaug-{self.data.format}"
@@ -150,7 +144,8 @@ class LoopParams(Strict):
         """Hash of every parameter that changes results (not where they go or who tracks them).
         ``rounds`` is left out: rounds 0..T do not depend on T, so asking for more rounds of the
         same run continues it."""
-        payload = self.model_dump(mode="json", exclude={"out_dir", "tracking_uri", "experiment", "rounds"})
+        payload = self.model_dump(mode="json", exclude={"out_dir", "tracking_uri", "experiment", "rounds",
+                                                        "mlflow_parent_run_id"})
         return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
 
     def run_dir(self) -> Path:

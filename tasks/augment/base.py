@@ -25,28 +25,17 @@ class AugmentConfig:
     (flows/params.py) builds it once with these field names and defaults."""
 
     operators: tuple[str, ...] = ("geca_op1", "geca_op2")  # names in tasks/augment/registry.py
-    max_spans: int = 2  # a fragment is at most this many non-overlapping spans of one clause
-    max_span_len: int = 4  # each span holds 1..max_span_len tokens (characters for Chinese)
-    max_fragment_count: int | None = 2000  # op2/entity: only fragments seen at most N times (None: all)
-    max_envs_per_sentence: int = 32  # two-span environments kept per clause (bottom-k by hash)
     per_problem_cap: int = 10  # candidates one source problem may yield per operator and round
     per_round_cap: int | None = 20000  # candidates one round may yield in all (None: no cap)
     seed: int = 0  # the run's seed; round r samples with seed * 1000 + r (round_seed)
-    protect_cue_words: bool = True  # op2 never swaps a fragment holding an operation cue word
     allow_unused_quantities: bool = True  # original data has text quantities the expression ignores
     reject_negative_answers: bool = True  # a word problem's answer is not negative
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_spans <= 2:
-            raise ValueError(f"max_spans must be 1 or 2, got {self.max_spans}")
-        if not 1 <= self.max_span_len <= 8:
-            raise ValueError(f"max_span_len must be in 1..8, got {self.max_span_len}")
-        if self.per_problem_cap < 1 or self.max_envs_per_sentence < 1:
-            raise ValueError("per_problem_cap and max_envs_per_sentence must be >= 1")
+        if self.per_problem_cap < 1:
+            raise ValueError(f"per_problem_cap must be >= 1, got {self.per_problem_cap}")
         if self.per_round_cap is not None and self.per_round_cap < 1:
             raise ValueError(f"per_round_cap must be >= 1 or None, got {self.per_round_cap}")
-        if self.max_fragment_count is not None and self.max_fragment_count < 1:
-            raise ValueError(f"max_fragment_count must be >= 1 or None, got {self.max_fragment_count}")
         if not self.operators:
             raise ValueError("operators: name at least one operator")
         from tasks.augment.registry import get_operator  # the operators import this module

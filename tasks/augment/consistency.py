@@ -21,7 +21,8 @@ from tasks.augment.base import UNIT_WORDS
 from tasks.augment.entities import asks_about_used_entity, entity_key, heads, read
 
 SWAP_OPERATORS = frozenset({"geca_op2", "entity_substitution"})
-_MEASURES = frozenset({"dollar", "cent", "percent", "year", "dozen"} | {entity_key(u) for u in UNIT_WORDS})
+# Measures may be fractional; counts (and ages: "how old" is asked in whole years) may not.
+_MEASURES = frozenset({"dollar", "cent", "percent", "dozen"} | {entity_key(u) for u in UNIT_WORDS}) - {"year"}
 
 
 def _unused_values(problem: Problem) -> Counter:

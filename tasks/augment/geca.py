@@ -140,6 +140,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if batch.full(cfg):
             break
         host, u, reading = problems[p], units[p], readings[p]
+        if host.language != "en":
+            batch.rejected["op1_not_applicable_zh"] += 1  # the entity rules read English only
+            continue
         if has_abbreviation(host.tokens):
             batch.rejected["op1_abbreviation_cuts_a_clause"] += 1
             continue
@@ -214,6 +217,9 @@ def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if batch.full(cfg):
             break
         problem = problems[p]
+        if problem.language != "en":
+            batch.rejected["op2_not_applicable_zh"] += 1  # the entity rules read English only
+            continue
         present = nouns_of(problem) | names_in(problem.tokens)
         options = [((kind, key), sorted(alts - present))
                    for kind, keys in (("noun", sorted(nouns_of(problem))), ("name", sorted(names_in(problem.tokens))))

@@ -35,26 +35,25 @@ def test_every_cli_option_reaches_the_pure_config():
                    "--model", "dropout=0.25", "--model", "n_layers=1", "--model", "min_count=1",
                    "--epochs", "7", "--batch-size", "16", "--lr", "0.01", "--weight-decay", "0", "--lr-halving-epochs", "5",
                    "--patience", "3", "--eval-every", "2", "--beam-size", "3", "--grad-clip", "1.5",
-                   "--operators", "geca_op1,reverse_operation", "--max-spans", "1", "--max-span-len", "3",
-                   "--max-fragment-count", "none", "--max-envs-per-sentence", "8", "--per-problem-cap", "4",
-                   "--per-round-cap", "99", "--no-protect-cue-words", "--seed", "5", "--device", "cpu")
+                   "--operators", "geca_op1,reverse_operation", "--per-problem-cap", "4",
+                   "--per-round-cap", "none", "--no-allow-unused-quantities", "--seed", "5", "--device", "cpu")
     assert params.solver.config() == GTSConfig(embedding_size=32, hidden_size=96, dropout=0.25, n_layers=1, min_count=1)
     assert params.train.config(seed=5, device="cpu", progress=False) == TrainConfig(
         epochs=7, batch_size=16, lr=0.01, weight_decay=0.0, lr_halving_epochs=5, patience=3, eval_every=2,
         beam_size=3, grad_clip=1.5, seed=5, device="cpu", progress=False)
     assert params.augment.config(seed=5) == AugmentConfig(
-        operators=("geca_op1", "reverse_operation"), max_spans=1, max_span_len=3, max_fragment_count=None,
-        max_envs_per_sentence=8, per_problem_cap=4, per_round_cap=99, protect_cue_words=False, seed=5)
+        operators=("geca_op1", "reverse_operation"), per_problem_cap=4, per_round_cap=None,
+        allow_unused_quantities=False, seed=5)
     assert str(params.data.spec().path) == "data.json" and params.data.spec().format == "mawps"
 
 
 def test_a_params_file_reaches_the_pure_config_and_the_cli_overrides_it(tmp_path):
     file = tmp_path / "p.json"
     file.write_text(json.dumps({"solver": {"name": "transformer", "model": {"n_heads": 2, "encoder_layers": 1}},
-                                "train": {"epochs": 3}, "augment": {"max_spans": 1}, "rounds": 2}))
+                                "train": {"epochs": 3}, "augment": {"per_problem_cap": 3}, "rounds": 2}))
     params = parse("--params", str(file), "--epochs", "4", "--model", "dropout=0.2")
     assert params.solver.config() == TransformerConfig(n_heads=2, encoder_layers=1, dropout=0.2)
-    assert params.train.epochs == 4 and params.augment.config(0).max_spans == 1 and params.rounds == 2
+    assert params.train.epochs == 4 and params.augment.config(0).per_problem_cap == 3 and params.rounds == 2
 
 
 def test_the_quick_run_is_one_preset_that_explicit_options_override():
@@ -67,7 +66,7 @@ def test_the_quick_run_is_one_preset_that_explicit_options_override():
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (("--max-spans", "3"), "max_spans"),  # passed validation once, then failed at round 1
+    (("--per-round-cap", "0"), "per_round_cap"),
     (("--model", "dropout=1.5"), "dropout must lie in [0, 1), got 1.5"),
     (("--model", "layers=2"), "gts' has no option layers; its options:"),
     (("--solver", "transformer", "--embedding", "30"), "embedding_size (30) must be a multiple of n_heads (4)"),

@@ -114,3 +114,21 @@ def test_the_op2_operator_swaps_alternatives_the_pool_shows_in_a_common_environm
     assert "Tom picked 5 pears. How many pears did Tom pick?" in texts
     assert "Ann picked 7 apples. How many apples did Ann pick?" in texts
     assert all(c.expression == (a if c.provenance.parents == ("a",) else b).expression for c in batch.candidates)
+
+
+def test_a_candidate_that_cannot_be_checked_is_refused_by_reason_never_kept():
+    from tasks.augment.consistency import check_candidates
+
+    p = build_problem("p", "Tom has 3 apples and 4 pears. Which fruit is more?", "x=4-3", 1, "toy")
+    odd = replace(build_problem("c", "Ann has 3 apples and 4 pears. Which fruit is more?", "x=4-3", 1, "toy"),
+                  provenance=Provenance("toy", ("p",), "geca_op2", 1, "name: Tom -> Ann"))
+    kept, rejected = check_candidates([odd], {"p": p})
+    assert kept == [] and rejected == {"check_question_unreadable": 1}
+    orphan = replace(odd, provenance=Provenance("toy", ("gone",), "geca_op2", 1, "name: Tom -> Ann"))
+    assert check_candidates([orphan], {"p": p})[1] == {"check_parent_missing": 1}
+
+
+def test_chinese_problems_are_counted_as_not_applicable_by_the_english_entity_rules():
+    zh = build_problem("z", "小明有3个苹果，又买了2个苹果，小明有多少个苹果？", "x=3+2", 5, "toy", "zh")
+    assert geca_op1([zh], CFG, 0, 1).rejected == {"op1_not_applicable_zh": 1}
+    assert geca_op2([zh], CFG, 0, 1).rejected == {"op2_not_applicable_zh": 1}

@@ -1,0 +1,144 @@
+"""Label audit of the augmentation operators: draws a seeded sample of the problems a round *keeps*, per
+operator, for a person to judge by reading them, and scores judged files.
+
+Two rounds, as the loop runs them (default score ``confidence``, keep 20%): one on the train side of a
+MAWPS ComDiv split, one on the built-in corpus. The sample is drawn from what the per-operator policy
+keeps (the top 20% of each operator), because the global top 20% keeps no operation-1 problem on MAWPS;
+the round file reports what each policy keeps. For each, a small GTS is trained on the
+train side (epochs chosen on validation), round-1 candidates are generated from the train side (held-out
+problems excluded), scored with the trained solver, and kept. Writes per dataset:
+
+  <out>/<dataset>.sample.jsonl   the sampled kept problems, ``verdict`` empty, to be judged
+  <out>/<dataset>.round.json     the round's counts: every automatic check's rejections, verified and
+                                 kept per operator
+
+A judge copies a sample file to ``<dataset>.judged.jsonl`` and fills every ``verdict`` with ``correct``,
+``wrong_label`` (the text is sound, the expression or answer is not what it asks) or
+``incoherent_text`` (the text contradicts itself, names things that do not fit, cannot be answered), and
+``reason`` with one line. ``--score DIR`` prints precision per operator from the judged files.
+
+  python bench/label_audit.py --split runs/splits/mawps-comdiv-c0.77.json --out docs/audits
+  python bench/label_audit.py --score docs/audits
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from flows.environment import apply_defaults  # noqa: E402
+
+apply_defaults()
+
+VERDICTS = ("correct", "wrong_label", "incoherent_text")
+
+
+def audit_round(name: str, train, valid, held_out: dict, solver_options: dict, epochs: int, seed: int,
+                per_operator: int, out: Path, only: tuple[str, ...] = ()) -> dict:
+    from mwp.expr import Num, substitute, to_infix
+    from ranking.retention import Scored, retain
+    from solvers.base import TrainConfig
+    from solvers.registry import solver_config
+    from tasks.augment.base import AugmentConfig
+    from tasks.augment.generate import generate_candidates
+    from tasks.augment.leakage import HeldOut
+    from tasks.loop.training import score_with_checkpoint, train_solver
+
+    t0 = time.perf_counter()
+    checkpoint = out / f".{name}-checkpoint"
+    config = TrainConfig(epochs=epochs, eval_every=2, seed=seed, device="cpu", progress=False)
+    summary = train_solver(train, valid, "gts", solver_config("gts", solver_options), config, checkpoint)
+    batch = generate_candidates(train, AugmentConfig(seed=seed), 1, HeldOut.build(held_out))
+    by_id = {p.id: p for p in train}
+    scores, unscorable = score_with_checkpoint(checkpoint, batch.candidates, "confidence", by_id, seed, "cpu")
+    scored = [Scored(c.id, s, c.provenance.operator) for c, s in zip(batch.candidates, scores)]
+    kept_globally = Counter(s.group for s in retain("top-fraction", scored, 0.2)[0])
+    # Sampled from what the per-operator policy keeps: the global top 20% keeps no operation-1 problem
+    # at all on MAWPS (their scores are lower), so there would be nothing of it to judge.
+    kept_ids = {s.id: s.score for s in retain("per-operator", scored, 0.2)[0]}
+    kept = [c for c in batch.candidates if c.id in kept_ids]
+    rng = random.Random(seed)
+    rows = []
+    operators = sorted({c.provenance.operator for c in kept})
+    for operator in [op for op in operators if not only or op in only]:
+        mine = [c for c in kept if c.provenance.operator == operator]
+        for c in sorted(rng.sample(mine, min(per_operator, len(mine))), key=lambda c: c.id):
+            equation = to_infix(substitute(c.expression, {i: Num(v) for i, v in enumerate(c.values)}))
+            rows.append({"dataset": name, "operator": operator, "id": c.id, "text": c.text, "equation": equation,
+                         "answer": float(c.answer), "confidence": round(kept_ids[c.id], 4),
+                         "parents": [{"id": pid, "text": by_id[pid].text} for pid in c.provenance.parents],
+                         "detail": c.provenance.detail, "verdict": "", "reason": ""})
+    with open(out / f"{name}.sample.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    record = {"dataset": name, "train": len(train), "solver": solver_options, "epochs": epochs,
+              "best_epoch": summary.best_epoch, "valid_answer_acc": summary.best_valid_answer_acc,
+              "verified": dict(Counter(c.provenance.operator for c in batch.candidates)),
+              "kept_per_operator_policy": dict(Counter(c.provenance.operator for c in kept)),
+              "kept_top_fraction_policy": dict(kept_globally), "unscorable": unscorable,
+              "rejected": dict(sorted(batch.rejected.items())), "sampled": dict(Counter(r["operator"] for r in rows)),
+              "seconds": round(time.perf_counter() - t0, 1)}
+    (out / f"{name}.round.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+    return record
+
+
+def score(directory: Path) -> int:
+    counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for path in sorted(directory.glob("*.judged.jsonl")):
+        for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            row = json.loads(line)
+            if row.get("verdict") not in VERDICTS:
+                print(f"{path}:{line_no}: verdict must be one of {VERDICTS}, got {row.get('verdict')!r}", file=sys.stderr)
+                return 2
+            counts[(row["dataset"], row["operator"])][row["verdict"]] += 1
+            counts[("all", row["operator"])][row["verdict"]] += 1
+    print("| data | operator | judged | correct | wrong_label | incoherent_text | precision |")
+    print("|---|---|---|---|---|---|---|")
+    for (data, operator), c in sorted(counts.items(), key=lambda kv: (kv[0][0] == "all", kv[0])):
+        n = sum(c.values())
+        print(f"| {data} | {operator} | {n} | {c['correct']} | {c['wrong_label']} | {c['incoherent_text']} | "
+              f"{c['correct'] / n:.2f} |")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", type=Path, help="MAWPS ComDiv split file (compaug split --target-divergence 0.77)")
+    parser.add_argument("--mawps", type=Path, default=Path("../shared/data/mawps/MAWPS.json"))
+    parser.add_argument("--out", type=Path, default=Path("docs/audits"))
+    parser.add_argument("--per-operator", type=int, default=100, help="kept problems sampled per operator and dataset")
+    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0, help="solver, split and augmentation seed; files are named "
+                        "<dataset>-seedN unless N is 0")
+    parser.add_argument("--only", nargs="+", default=(), metavar="OPERATOR", help="sample only these operators")
+    parser.add_argument("--score", type=Path, metavar="DIR", help="print precision per operator from judged files")
+    args = parser.parse_args()
+    if args.score:
+        return score(args.score)
+    if not args.split:
+        parser.error("--split is required to draw samples")
+    from mwp.readers import DataSpec
+    from tasks.loop.datasets import load_split_file, split_problems
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    _, mawps = DataSpec("mawps", args.mawps).load()
+    train, valid, tests = split_problems(mawps, args.seed, split=load_split_file(args.split))
+    suffix = f"-seed{args.seed}" if args.seed else ""
+    print(json.dumps(audit_round("mawps-comdiv" + suffix, train, valid, {"valid": valid, **tests},
+                                 {"hidden_size": 128, "embedding_size": 128}, args.epochs, args.seed,
+                                 args.per_operator, args.out, tuple(args.only))), flush=True)
+    _, builtin = DataSpec("builtin", builtin_size=600).load()
+    train, valid, tests = split_problems(builtin, args.seed)
+    print(json.dumps(audit_round("builtin" + suffix, train, valid, {"valid": valid, **tests},
+                                 {"hidden_size": 128, "embedding_size": 64}, 12, args.seed, args.per_operator,
+                                 args.out, tuple(args.only))), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

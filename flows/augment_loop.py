@@ -102,8 +102,9 @@ def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, se
         summary = steps.train_solver(pool_path, sets.valid, configs.solver_name, configs.solver, configs.train,
                                      checkpoint, warm)
         epochs = summary.epochs
+        rundir.write_json_atomic(rd / "epochs.json", epochs)  # the validation curve, for reports
         train_seconds, best_epoch, valid_acc = summary.seconds, summary.best_epoch, summary.best_valid_answer_acc
-    tests = steps.evaluate_solver(checkpoint, sets.tests, configs.train.beam_size, device)
+    tests = steps.evaluate_solver(checkpoint, sets.tests, configs.train.beam_size, device, rd)
     divergence = None
     compositional = [name for name in sets.tests if name != "iid"]
     if gap is not None and compositional:

@@ -8,7 +8,7 @@ import importlib
 import sys
 
 # Modules providing ``register(subparsers)``; a missing module is skipped so partial installs work.
-COMMAND_MODULES = ("flows.cli_data", "flows.cli_split", "flows.cli_run")
+COMMAND_MODULES = ("flows.cli_data", "flows.cli_split", "flows.cli_run", "flows.cli_study")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -93,8 +93,10 @@ class LoopTracker:
             previous = client.get_run(parent).data.tags.get("prefect.flow_run_ids", "")
             client.set_tag(parent, "prefect.flow_run_ids", ",".join(filter(None, [previous, flow_run_id or ""])))
         else:
-            run = client.create_run(experiment_id, run_name=run_name,
-                                    tags={"prefect.flow_run_ids": flow_run_id or "", "compaug.run_dir": str(run_dir)})
+            tags = {"prefect.flow_run_ids": flow_run_id or "", "compaug.run_dir": str(run_dir)}
+            if params.get("mlflow_parent_run_id"):  # a study's cell: nested under the study's run
+                tags[PARENT_TAG] = params["mlflow_parent_run_id"]
+            run = client.create_run(experiment_id, run_name=run_name, tags=tags)
             parent = run.info.run_id
             flat: dict[str, str] = {}
             _flatten("", params, flat)

@@ -7,6 +7,8 @@ Layout::
     data/quantity_labeler.json                                (with a split file: its atom labels)
     round_00/pool.jsonl, round_00/checkpoint/, round_00/metrics.json  (round 0: the original pool)
     round_NN/candidates.jsonl, scored.jsonl, kept.jsonl, pool.jsonl, checkpoint/, metrics.json
+    round_NN/correct_<set>.json                               (answer correctness per test problem)
+    round_NN/epochs.json                                      (per-epoch loss and validation accuracy)
 A round is complete when its metrics.json exists: it is written last, atomically.
 """
 from __future__ import annotations

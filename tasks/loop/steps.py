@@ -62,8 +62,8 @@ def train_solver(pool_path: Path, valid_path: Path, solver_name: str, solver_con
 
 @task(name="evaluate_solver", cache_policy=NO_CACHE)
 def evaluate_solver(checkpoint_dir: Path, test_sets: dict[str, Path], beam_size: int,
-                    device: str) -> dict[str, SetMetrics]:
-    metrics = training.evaluate_checkpoint(checkpoint_dir, test_sets, beam_size, device)
+                    device: str, correct_dir: Path | None = None) -> dict[str, SetMetrics]:
+    metrics = training.evaluate_checkpoint(checkpoint_dir, test_sets, beam_size, device, correct_dir)
     get_run_logger().info("evaluation: %s", {k: round(v.answer_acc, 4) for k, v in metrics.items()})
     return metrics
 

@@ -5,6 +5,7 @@ cross a step boundary.
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -48,8 +49,10 @@ def train_solver(train: Sequence[Problem], valid: Sequence[Problem], solver_name
 
 
 def evaluate_checkpoint(checkpoint_dir: Path, test_sets: Mapping[str, Path], beam_size: int,
-                        device: str = "auto") -> dict[str, SetMetrics]:
-    """Answer accuracy, equation accuracy and invalid-prediction rate of a checkpoint on each set."""
+                        device: str = "auto", correct_dir: Path | None = None) -> dict[str, SetMetrics]:
+    """Answer accuracy, equation accuracy and invalid-prediction rate of a checkpoint on each set; with
+    ``correct_dir``, each problem's answer correctness to ``correct_<set>.json`` (id -> bool), which paired
+    comparisons of two runs on the same problems need."""
     from solvers.evaluate import evaluate_predictions
     from solvers.registry import load_solver
 
@@ -59,6 +62,9 @@ def evaluate_checkpoint(checkpoint_dir: Path, test_sets: Mapping[str, Path], bea
         problems = read_problems_jsonl(path)
         report = evaluate_predictions(problems, solver.predict(problems, beam_size=beam_size))
         out[name] = SetMetrics(report.n, report.answer_acc, report.equation_acc, report.invalid_rate)
+        if correct_dir is not None:
+            correct = {p.id: bool(ok) for p, ok in zip(problems, report.per_problem)}
+            (correct_dir / f"correct_{name}.json").write_text(json.dumps(correct), encoding="utf-8")
     return out
 
 

@@ -1,0 +1,55 @@
+"""``compaug study``: a controlled, multi-seed study of the loop (flows/study.py), from a JSON file of
+StudyParams; options given on the command line override it. ``--dry-run`` prints the grid and an
+estimated wall time from a measured epoch of each solver, so a laptop runs a reduced study and a GPU box
+the full one. Running the same study again skips its finished cells."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    from tasks.study.grid import ARMS
+
+    p = subparsers.add_parser("study", help="controlled multi-seed study of the loop (paper 003 Tables 1, 4, 5)",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--params", type=Path, help="JSON file of StudyParams (splits, solvers, train, augment, ...)")
+    p.add_argument("--name", help="study name: its directory under --out and its MLflow experiment")
+    p.add_argument("--arms", nargs="+", choices=tuple(ARMS), help="arms (default control loop)")
+    p.add_argument("--seeds", nargs="+", type=int, help="seeds (default 0 1 2)")
+    p.add_argument("--rounds", type=int, help="T of the loop arms (default 3)")
+    p.add_argument("--epochs", type=int, help="epochs of every training (default 80)")
+    p.add_argument("--out", type=Path, help="studies directory (default runs/studies)")
+    p.add_argument("--dry-run", action="store_true", help="print the grid and an estimated wall time, run nothing")
+    p.set_defaults(handler=run_study)
+
+
+def run_study(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from flows.environment import apply_defaults
+
+    apply_defaults()
+    from flows.study import StudyParams, estimate, study_flow
+
+    values = json.loads(args.params.read_text(encoding="utf-8")) if args.params else {}
+    for key, value in (("name", args.name), ("arms", args.arms), ("seeds", args.seeds), ("rounds", args.rounds),
+                       ("out_dir", args.out)):
+        if value is not None:
+            values[key] = str(value) if isinstance(value, Path) else value
+    if args.epochs is not None:
+        values["train"] = {**values.get("train", {}), "epochs": args.epochs}
+    try:
+        params = StudyParams.model_validate(values)
+    except ValidationError as err:
+        print(f"compaug study: invalid parameters:\n{err}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        print("\n".join(estimate(params)))
+        return 0
+    result = study_flow(params)
+    print(f"report: {result['report']}\nfailed cells: {result['failed'] or 'none'}\n"
+          f"MLflow: study run {result['mlflow_run_id']} at {result['tracking_uri']}")
+    return 0

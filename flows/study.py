@@ -1,0 +1,217 @@
+"""``study``: controlled, multi-seed evidence of what the loop does (paper 003 Tables 1, 4, 5, Figure 6).
+
+The grid is solvers x splits x arms x seeds (tasks/study/grid.py); each cell is one run of the loop flow
+(a Prefect subflow) with its own run directory under ``<out>/<name>/cells/<cell>``, so running the same
+study again skips finished cells and a study can be finished across several sittings. One MLflow parent
+run per study; each cell's loop run is nested under it. A cell that fails is marked in the report and
+the other cells still run. The report (markdown + PNG) is written to the study directory and logged to
+the study's MLflow run.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from prefect import flow, get_run_logger
+from pydantic import Field, model_validator
+
+from flows.environment import apply_defaults
+from flows.params import AugmentSettings, DataSource, LoopParams, SolverSettings, Strict, TrainSettings
+from tasks.study.grid import ARMS, Cell, control_epochs, expand
+
+apply_defaults()
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # a directory and MLflow name: no path separators
+
+
+class SplitSpec(Strict):
+    name: str = Field(pattern=NAME_PATTERN, description="the split's name in the report: iid, comdiv, sd, ...")
+    data: DataSource = Field(default_factory=DataSource)
+    split_file: Optional[Path] = Field(None, description="from `compaug split`/`compaug sd`; none: a seeded random split")
+
+
+class StudyParams(Strict):
+    name: str = Field("study", pattern=NAME_PATTERN, description="the study's directory and MLflow experiment")
+    splits: list[SplitSpec] = Field(default_factory=lambda: [SplitSpec(name="iid")], min_length=1)
+    solvers: list[SolverSettings] = Field(default_factory=lambda: [SolverSettings()], min_length=1)
+    train: TrainSettings = Field(default_factory=TrainSettings)
+    augment: AugmentSettings = Field(default_factory=AugmentSettings)
+    arms: list[Literal[tuple(ARMS)]] = Field(default_factory=lambda: ["control", "loop"], min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
+    rounds: int = Field(3, ge=1, le=50, description="T of the loop arms; the report reads round T")
+    keep_fraction: float = Field(0.2, gt=0, le=1)
+    iid_holdout_fraction: float = Field(0.0, ge=0, lt=1)
+    out_dir: Path = Field(Path("runs/studies"))
+    tracking_uri: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _names_and_files(self) -> "StudyParams":
+        for kind, names in (("split", [s.name for s in self.splits]), ("solver", [s.name for s in self.solvers])):
+            if len(set(names)) != len(names):
+                raise ValueError(f"each {kind} may appear once in a study, got {names}")
+        for spec in self.splits:
+            if spec.split_file is not None and not spec.split_file.is_file():
+                raise ValueError(f"split {spec.name!r}: split file {spec.split_file} does not exist")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds repeat: {self.seeds}")
+        return self
+
+    def directory(self) -> Path:
+        return self.out_dir / self.name
+
+    def cells(self) -> list[Cell]:
+        return expand([s.name for s in self.solvers], [s.name for s in self.splits], self.arms, self.seeds)
+
+    def tracking(self) -> str:
+        return LoopParams(out_dir=self.directory(), tracking_uri=self.tracking_uri).tracking()
+
+    def loop_params(self, cell: Cell, epochs: int | None = None, parent_run_id: str | None = None) -> LoopParams:
+        """The loop run of one cell: the study's settings, the arm's overrides, the cell's seed."""
+        split = next(s for s in self.splits if s.name == cell.split)
+        solver = next(s for s in self.solvers if s.name == cell.solver)
+        overrides = dict(ARMS[cell.arm])
+        augment = self.augment.model_dump()
+        dropped = overrides.pop("drop_operator", None)
+        if dropped:
+            augment["operators"] = [op for op in augment["operators"] if op != dropped]
+            if not augment["operators"]:
+                raise ValueError(f"cell {cell.key}: arm {cell.arm} leaves no operator")
+        train = self.train.model_dump() | ({"epochs": epochs} if epochs else {})
+        return LoopParams.model_validate({
+            "data": split.data.model_dump(), "split_file": split.split_file, "solver": solver.model_dump(),
+            "train": train, "augment": augment, "rounds": self.rounds, "keep_fraction": self.keep_fraction,
+            "iid_holdout_fraction": self.iid_holdout_fraction, "seed": cell.seed,
+            "out_dir": self.directory() / "cells" / cell.key, "experiment": f"compaug-study-{self.name}",
+            "tracking_uri": self.tracking(), "mlflow_parent_run_id": parent_run_id, **overrides})
+
+
+def _study_run(params: StudyParams) -> str:
+    """The study's MLflow parent run (kept in the study directory, so a resumed study reuses it)."""
+    from mlflow.tracking import MlflowClient
+
+    from flows.tracking import ensure_experiment
+
+    state_path = params.directory() / "mlflow.json"
+    uri = params.tracking()
+    state = json.loads(state_path.read_text()) if state_path.exists() else {}
+    client = MlflowClient(tracking_uri=uri)
+    if state.get("tracking_uri") == uri:
+        client.update_run(state["run_id"], status="RUNNING")
+        return state["run_id"]
+    experiment = ensure_experiment(client, f"compaug-study-{params.name}", uri)
+    run = client.create_run(experiment, run_name=params.name, tags={"compaug.study_dir": str(params.directory())})
+    client.log_dict(run.info.run_id, params.model_dump(mode="json"), "study_params.json")
+    state_path.write_text(json.dumps({"tracking_uri": uri, "run_id": run.info.run_id}))
+    return run.info.run_id
+
+
+@flow(name="study")
+def study_flow(params: StudyParams) -> dict[str, Any]:
+    from flows.augment_loop import augment_loop
+    from mlflow.tracking import MlflowClient
+    from tasks.study.cells import CellResult, load_cell
+    from tasks.study.report import write_report
+
+    logger = get_run_logger()
+    directory = params.directory()
+    directory.mkdir(parents=True, exist_ok=True)
+    parent = _study_run(params)
+    results: dict[Cell, CellResult] = {}
+    cells = params.cells()
+    for i, cell in enumerate(cells, 1):
+        logger.info("cell %d/%d: %s", i, len(cells), cell.key)
+        try:
+            epochs = None
+            if cell.arm == "control":  # as many optimizer updates as the loop's final round
+                loop = results.get(Cell(cell.solver, cell.split, "loop", cell.seed))
+                if loop is not None and loop.status == "done":
+                    epochs = control_epochs(params.train.epochs, loop.records[0].pool_size, loop.final.pool_size)
+            loop_params = params.loop_params(cell, epochs, parent)
+            out = augment_loop(loop_params)
+            results[cell] = load_cell(cell, out["run_dir"], out["mlflow_run_id"])
+        except Exception as err:  # the cell is marked failed; the others still run
+            logger.error("cell %s failed: %s: %s", cell.key, type(err).__name__, err)
+            results[cell] = CellResult(cell, "failed", error=f"{type(err).__name__}: {err}")
+    header = _header(params)
+    sd_labels = _sd_labels(params)
+    divergences = _divergences(params)
+    summary = write_report(list(results.values()), directory, header, params.tracking(), sd_labels, divergences)
+    client = MlflowClient(tracking_uri=params.tracking())
+    client.log_artifact(parent, summary["report"])
+    for path in summary["figures"]:
+        client.log_artifact(parent, path)
+    client.set_terminated(parent, "FAILED" if summary["failed"] else "FINISHED")
+    return {**summary, "directory": str(directory), "mlflow_run_id": parent, "tracking_uri": params.tracking()}
+
+
+def _header(params: StudyParams) -> list[str]:
+    return [f"# Study `{params.name}`", "",
+            f"Grid: solvers {[s.name for s in params.solvers]} x splits {[s.name for s in params.splits]} x arms "
+            f"{params.arms} x seeds {params.seeds}; T = {params.rounds}; keep {params.keep_fraction:.0%}; "
+            f"{params.train.epochs} epochs (best epoch on validation).",
+            "",
+            "Accuracies are answer accuracy on each split's own test set at the cell's final round (round T for "
+            "the loop arms, never the best round by test). The control arm trains on the original pool for "
+            "epochs x (loop's final pool / original pool) epochs, as many optimizer updates as the loop's final "
+            "round, best epoch on validation; its validation curves are in control_validation_curve.png. "
+            "Intervals: paired bootstrap (2,000 resamples of seeds, then test problems, the same draw for both "
+            "arms) of the mean over seeds of the accuracy difference; \"includes 0\" marks a difference the "
+            "interval does not separate from zero.",
+            "", "Settings: `" + json.dumps(params.model_dump(mode="json")) + "`"]
+
+
+def _sd_labels(params: StudyParams) -> dict[str, str]:
+    for spec in params.splits:
+        if spec.split_file is not None:
+            document = json.loads(spec.split_file.read_text(encoding="utf-8"))
+            if document.get("method") == "sd":
+                return {str(k): v for k, v in document.get("labels", {}).items()}
+    return {}
+
+
+def _divergences(params: StudyParams) -> dict[str, float]:
+    out = {}
+    for spec in params.splits:
+        if spec.split_file is not None:
+            stats = json.loads(spec.split_file.read_text(encoding="utf-8")).get("stats", {})
+            if isinstance(stats.get("compound_divergence"), (int, float)):
+                out[spec.name] = float(stats["compound_divergence"])
+    return out
+
+
+def estimate(params: StudyParams) -> list[str]:
+    """The grid and an estimated wall time, from a measured epoch of each solver on its first split's data."""
+    from solvers.registry import build_solver
+    from tasks.loop.datasets import split_problems
+
+    lines = [f"{len(params.cells())} cells: " + ", ".join(c.key for c in params.cells())]
+    total = 0.0
+    for solver in params.solvers:
+        for spec in params.splits:
+            _, problems = spec.data.spec().load()
+            train, valid, _ = split_problems(problems, 0)
+            sample = train[:256]
+            model = build_solver(solver.name, config=solver.config(), device=solver.device)
+            start = time.perf_counter()
+            one_epoch = replace(params.train.config(0, solver.device, progress=False), epochs=1)
+            model.fit(sample, valid[:32], one_epoch)
+            per_problem = (time.perf_counter() - start) / len(sample)
+            pools = [len(train)]
+            for _ in range(params.rounds):  # the pool grows by at most keep x min(cap, candidates ~ 2 x pool)
+                cap = params.augment.per_round_cap or 2 * pools[-1]
+                pools.append(pools[-1] + math.ceil(params.keep_fraction * min(cap, 2 * pools[-1])))
+            loop_s = params.train.epochs * per_problem * sum(pools)
+            control_s = params.train.epochs * per_problem * pools[-1]
+            arms = {a: (control_s if a == "control" else loop_s) for a in params.arms}
+            cell_s = sum(arms.values()) * len(params.seeds)
+            total += cell_s
+            lines.append(f"{solver.name} on {spec.name}: {len(train)} train problems, {per_problem * 1000:.1f} ms a "
+                         f"problem-epoch measured, pools by round {pools}: {cell_s / 3600:.2f} h for "
+                         f"{len(params.arms)} arms x {len(params.seeds)} seeds")
+    lines.append(f"estimated training wall time: {total / 3600:.2f} h (upper bound on pool growth; scoring and "
+                 "evaluation add a few percent)")
+    return lines

@@ -1,0 +1,54 @@
+"""Statistics a sceptic asks for: mean and sample standard deviation over seeds, and a paired bootstrap
+interval of a difference between two arms evaluated on the same test problems with the same seeds."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 with one value)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, 0.0
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+
+
+@dataclass(frozen=True)
+class Interval:
+    difference: float  # mean over seeds of (accuracy of a - accuracy of b)
+    low: float  # 2.5th percentile of the bootstrap distribution
+    high: float  # 97.5th
+    seeds: int
+    problems: int
+    resamples: int
+
+    @property
+    def excludes_zero(self) -> bool:
+        return self.low > 0 or self.high < 0
+
+
+def paired_bootstrap(a: Mapping[int, Mapping[str, bool]], b: Mapping[int, Mapping[str, bool]],
+                     resamples: int = 2000, seed: int = 0) -> Interval:
+    """95% interval of mean_seeds(acc_a - acc_b). ``a`` and ``b`` map seed -> problem id -> correct;
+    only seeds and problems present in both are used. Each resample draws seeds and then test problems
+    with replacement, the same draw for both arms (the pairing)."""
+    seeds = sorted(set(a) & set(b))
+    if not seeds:
+        raise ValueError("no seed evaluated in both arms")
+    problems = sorted(set.intersection(*(set(a[s]) & set(b[s]) for s in seeds)))
+    if not problems:
+        raise ValueError("no test problem evaluated in both arms")
+    import numpy as np
+
+    diff = np.array([[int(a[s][p]) - int(b[s][p]) for p in problems] for s in seeds], dtype=np.float64)  # (S, P)
+    point = float(diff.mean(axis=1).mean())
+    rng = np.random.default_rng(seed)
+    n_s, n_p = diff.shape
+    rows = rng.integers(0, n_s, size=(resamples, n_s))  # (R, S) seeds drawn
+    cols = rng.integers(0, n_p, size=(resamples, n_s, n_p))  # (R, S, P) problems drawn for each
+    draws = diff[rows[:, :, None], cols].mean(axis=2).mean(axis=1)  # (R,)
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return Interval(point, float(low), float(high), n_s, n_p, resamples)

@@ -1,0 +1,93 @@
+"""A tiny real study on the built-in corpus (Prefect harness, MLflow on SQLite, real training): the report
+holds every cell with the numbers of the cells' own run records, the paired intervals and the plots;
+a cell that fails is marked and the others still finish."""
+import json
+
+import pytest
+
+from flows.study import StudyParams, study_flow
+from tasks.loop import rundir
+
+
+@pytest.fixture(scope="module")
+def tiny_study(prefect_harness, tmp_path_factory):
+    out = tmp_path_factory.mktemp("studies")
+    bad_split = out / "other-data.json"
+    bad_split.write_text(json.dumps({"method": "comdiv", "train": ["x1", "x2"], "test": ["x3"]}))
+    params = StudyParams.model_validate({
+        "name": "tiny",
+        "splits": [{"name": "iid", "data": {"format": "builtin", "builtin_size": 80}},
+                   {"name": "mismatch", "data": {"format": "builtin", "builtin_size": 80}, "split_file": str(bad_split)}],
+        "solvers": [{"name": "gts", "model": {"embedding_size": 16, "hidden_size": 16, "min_count": 1}},
+                    {"name": "lstm", "model": {"embedding_size": 16, "hidden_size": 16}}],
+        "train": {"epochs": 2, "batch_size": 32, "beam_size": 2},
+        "augment": {"per_round_cap": 200},
+        "arms": ["control", "loop"], "seeds": [0, 1], "rounds": 2, "out_dir": str(out)})
+    return params, study_flow(params)
+
+
+def test_every_cell_is_in_the_report_with_its_own_numbers(tiny_study):
+    params, result = tiny_study
+    report = (params.directory() / "report.md").read_text()
+    done = [c for c in params.cells() if c.split == "iid"]
+    assert len(done) == 8
+    for cell in done:
+        run_dir = next((params.directory() / "cells" / cell.key).iterdir())
+        last = rundir.completed_rounds(run_dir)[-1]
+        assert last == (0 if cell.arm == "control" else 2)  # the loop is read at round T, the control at 0
+        acc = rundir.read_record(run_dir, last).tests["iid"].answer_acc
+        row = next(line for line in report.splitlines() if line.startswith(f"| {cell.key} |"))
+        assert f"{acc:.3f} (iid)" in row and "| done |" in row
+
+
+def test_the_report_has_paired_intervals_and_plots(tiny_study):
+    params, result = tiny_study
+    report = (params.directory() / "report.md").read_text()
+    for solver in ("gts", "lstm"):
+        row = next(line for line in report.splitlines() if line.startswith(f"| {solver} | iid |"))
+        assert row.count("±") == 2 and "[" in row and "n=2" in row  # mean ± std over 2 seeds, an interval
+    for name in ("fig6b_accuracy_by_round.png", "control_validation_curve.png"):
+        assert (params.directory() / name).stat().st_size > 1000
+        assert f"![{name}]({name})" in report
+
+
+def test_the_control_gets_as_many_updates_as_the_loops_final_round(tiny_study):
+    params, _ = tiny_study
+    for seed in (0, 1):
+        loop_dir = next((params.directory() / "cells" / f"gts-iid-loop-s{seed}").iterdir())
+        control_dir = next((params.directory() / "cells" / f"gts-iid-control-s{seed}").iterdir())
+        first, final = rundir.read_record(loop_dir, 0).pool_size, rundir.read_record(loop_dir, 2).pool_size
+        control_params = json.loads((control_dir / "params.json").read_text())
+        assert control_params["train"]["epochs"] == -(-2 * final // first)  # ceil(epochs x final / first)
+        assert rundir.read_record(control_dir, 0).pool_size == first
+
+
+def test_a_failing_cell_is_marked_and_the_others_finish(tiny_study):
+    params, result = tiny_study
+    failed = sorted(result["failed"])
+    assert failed == sorted(c.key for c in params.cells() if c.split == "mismatch")
+    report = (params.directory() / "report.md").read_text()
+    assert "**failed**: ValueError: the split file's ids do not match the loaded problems" in report
+
+
+def test_cells_are_nested_under_one_mlflow_study_run(tiny_study):
+    from mlflow.tracking import MlflowClient
+
+    params, result = tiny_study
+    client = MlflowClient(tracking_uri=result["tracking_uri"])
+    experiment = client.get_experiment_by_name("compaug-study-tiny")
+    runs = client.search_runs([experiment.experiment_id])
+    nested = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == result["mlflow_run_id"]]
+    assert len(nested) == 8 + 8  # every cell's loop run, done or failed
+    assert {a.path for a in client.list_artifacts(result["mlflow_run_id"])} >= {"report.md", "study_params.json"}
+
+
+def test_unknown_arms_and_repeated_names_are_refused_by_name():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="arms"):
+        StudyParams.model_validate({"arms": ["loop", "no-ranker"]})
+    with pytest.raises(ValidationError, match="each split may appear once"):
+        StudyParams.model_validate({"splits": [{"name": "iid"}, {"name": "iid"}]})
+    with pytest.raises(ValidationError, match="name"):
+        StudyParams.model_validate({"name": "../escape"})

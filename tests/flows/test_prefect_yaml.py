@@ -20,11 +20,25 @@ def test_the_deployments_the_project_promises_exist():
 
 
 @pytest.mark.parametrize("deployment", _deployments(), ids=lambda d: d["name"])
-def test_deployment_parameters_validate_against_loop_params(deployment):
-    assert deployment["entrypoint"] == "flows/augment_loop.py:augment_loop"
+def test_deployment_parameters_validate_against_their_flows_parameter_model(deployment, tmp_path, monkeypatch):
     assert set(deployment["parameters"]) == {"params"}
-    params = LoopParams.model_validate(deployment["parameters"]["params"])
-    assert params.rounds >= 1
+    values = deployment["parameters"]["params"]
+    if deployment["entrypoint"] == "flows/study.py:study_flow":
+        from flows.study import StudyParams
+
+        # split files are made by the user before the run (the description says how); stand-ins here
+        monkeypatch.chdir(tmp_path)
+        for spec in values["splits"]:
+            if spec.get("split_file"):
+                (tmp_path / spec["split_file"]).parent.mkdir(parents=True, exist_ok=True)
+                (tmp_path / spec["split_file"]).write_text("{}")
+            spec["data"]["path"] = str(ROOT / spec["data"]["path"])
+        params = StudyParams.model_validate(values)
+        assert params.rounds >= 1 and len(params.seeds) >= 3
+    else:
+        assert deployment["entrypoint"] == "flows/augment_loop.py:augment_loop"
+        params = LoopParams.model_validate(values)
+        assert params.rounds >= 1
     assert deployment["work_pool"]["name"] == "compaug-local"
     assert deployment.get("description")
 

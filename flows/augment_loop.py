@@ -106,7 +106,7 @@ def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, se
         train_seconds, best_epoch, valid_acc = summary.seconds, summary.best_epoch, summary.best_valid_answer_acc
     tests = steps.evaluate_solver(checkpoint, sets.tests, configs.train.beam_size, device, rd)
     divergence = None
-    compositional = [name for name in sets.tests if name != "iid"]
+    compositional = [name for name in sets.tests if name not in ("iid", "iid_holdout")]
     if gap is not None and compositional:
         # How much of the compositional gap the pool has filled so far (DBCA^c, pool vs. test).
         divergence = steps.measure_compound_divergence(gap, pool_path, sets.tests[compositional[0]])

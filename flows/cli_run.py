@@ -191,14 +191,25 @@ def result_json(result: dict[str, Any]) -> str:
     return json.dumps({**result, "rounds": [r.to_dict() for r in result["rounds"]]}, indent=2, default=str)
 
 
-def run_command(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
+def _writable(directory: Path) -> None:
+    """Checked before any run directory or MLflow run exists: the output directory can be written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / ".compaug-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as err:
+        raise ValueError(f"--out {directory}: cannot write there ({err.strerror or err})") from err
 
+
+def run_command(args: argparse.Namespace) -> int:
     try:
         params = params_from_args(args)
-    except ValidationError as err:
-        print(f"compaug run: invalid parameters:\n{err}", file=sys.stderr)
-        return 2
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--params {args.params}: not JSON: {err}") from err
+    if args.params is None and args.data__format not in (None, "builtin") and not args.path:
+        raise ValueError(f"--format {args.data__format} needs a data file")
+    _writable(params.out_dir)
     from flows.environment import apply_defaults
 
     apply_defaults()

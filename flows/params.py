@@ -49,6 +49,8 @@ class DataSource(Strict):
     @model_validator(mode="after")
     def _builds(self) -> "DataSource":
         self.spec()
+        if self.path is not None and not (self.path.is_file() or (self.format == "problems" and self.path.is_dir())):
+            raise ValueError(f"{self.path}: no such {'folder or ' if self.format == 'problems' else ''}file")
         return self
 
     def spec(self) -> DataSpec:
@@ -65,6 +67,9 @@ class SolverSettings(Strict):
 
     @model_validator(mode="after")
     def _builds(self) -> "SolverSettings":
+        from solvers.base import check_device
+
+        check_device(self.device)
         self.config()
         return self
 
@@ -133,9 +138,19 @@ class LoopParams(Strict):
     warm_start: bool = Field(False, description="retrain from the previous round's weights instead of from scratch")
     seed: int = Field(0, ge=0, description="drives the split, initialization and augmentation sampling")
     out_dir: Path = Field(Path("runs"), description="runs are written to OUT_DIR/<experiment>-<parameter hash>/")
-    experiment: Optional[str] = Field(None, description="MLflow experiment (default: compaug-<data format>)")
+    experiment: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                                      description="MLflow experiment (default: compaug-<data format>); also names "
+                                                  "the run directory, so no path separators")
     tracking_uri: Optional[str] = Field(None, description="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else SQLite in OUT_DIR)")
     mlflow_parent_run_id: Optional[str] = Field(None, description="nest this run's MLflow run under this one (a study's)")
+
+    @model_validator(mode="after")
+    def _split_file_loads(self) -> "LoopParams":
+        if self.split_file is not None:
+            from tasks.loop.datasets import load_split_file
+
+            load_split_file(self.split_file)  # a ValueError naming the file and what is wrong
+        return self
 
     def experiment_name(self) -> str:
         return self.experiment or f"compaug-{self.data.format}"

@@ -13,7 +13,7 @@ from typing import Literal, Optional, Union
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
 from mwp.readers import FORMATS
 from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, K_RULES
@@ -21,6 +21,16 @@ from tasks.dbca.splitter import SPLIT_METHODS, SplitConfig
 from tasks.dbca.steps import load_problems, make_split, synthesize, write_sd, write_split
 
 EXPERIMENT = "compaug-split"
+
+
+def _readable_source(fmt: str, path: Optional[str]) -> None:
+    """Checked when the parameters are validated, before any work: the data file exists."""
+    if fmt != "builtin" and not path:
+        raise ValueError(f"format {fmt!r} needs a data file")
+    if path and not (Path(path).is_file() or (fmt == "problems" and Path(path).is_dir())):
+        raise ValueError(f"{path}: no such file")
+    if fmt == "builtin" and path:
+        raise ValueError("the builtin corpus is generated, it takes no path")
 
 
 class SplitParams(BaseModel):
@@ -48,6 +58,11 @@ class SplitParams(BaseModel):
     tries: PositiveInt = 100
     progress: bool = True
 
+    @model_validator(mode="after")
+    def _source(self) -> "SplitParams":
+        _readable_source(self.format, self.path)
+        return self
+
     def config(self) -> SplitConfig:
         return SplitConfig(
             test_fraction=self.test_fraction, seed=self.seed, atom_alpha=self.atom_alpha,
@@ -66,6 +81,11 @@ class SDParams(BaseModel):
     out: str = Field(description="directory for train.jsonl, test.jsonl and split.json")
     k: PositiveInt = Field(10, description="quantity clusters used to measure the SD divergences")
     seed: int = 0
+
+    @model_validator(mode="after")
+    def _source(self) -> "SDParams":
+        _readable_source(self.format, self.path)
+        return self
 
 
 def _tracking(out_dir: Path) -> None:

@@ -28,6 +28,19 @@ def check_config(config: object, positive: Sequence[str] = (), non_negative: Seq
             raise ValueError(f"{name} must lie in [0, 1), got {getattr(config, name)}")
 
 
+def check_device(device: str) -> None:
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N``; CUDA only where it is available."""
+    import re
+
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", device):
+        raise ValueError(f"device must be auto, cpu, cuda or cuda:N, got {device!r}")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {device!r} asked for, but CUDA is not available here (use auto or cpu)")
+
+
 def check_heads(width: int, heads: int, width_name: str, heads_name: str) -> None:
     if width % heads:
         raise ValueError(f"{width_name} ({width}) must be a multiple of {heads_name} ({heads})")
@@ -51,8 +64,7 @@ class TrainConfig:
     def __post_init__(self) -> None:
         check_config(self, positive=("epochs", "batch_size", "lr", "lr_halving_epochs", "eval_every", "beam_size",
                                      "grad_clip"), non_negative=("weight_decay", "patience", "seed"))
-        if self.device != "auto" and not self.device.startswith(("cpu", "cuda")):
-            raise ValueError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
+        check_device(self.device)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,8 @@ def load_split_file(path: str | Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
         raise ValueError(f"split file {path}: cannot read it as JSON: {err}") from err
+    if not isinstance(data, dict):
+        raise ValueError(f"split file {path}: expected a JSON object with 'train' and 'test' lists")
     for key in ("train", "test"):
         if not isinstance(data.get(key), list):
             raise ValueError(f"split file {path}: missing the list {key!r}")

@@ -21,7 +21,18 @@ from tasks.loop import datasets, rundir, training
 from tasks.loop.record import Generation, SetMetrics
 
 
-@task(name="prepare_data", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
+def _transient(task, task_run, state) -> bool:
+    """Retry only what may succeed on retry (a file system hiccup), never bad data or parameters."""
+    try:
+        state.result()
+    except OSError as err:
+        return not isinstance(err, (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError))
+    except Exception:
+        return False
+    return False
+
+
+@task(name="prepare_data", retries=2, retry_delay_seconds=2, retry_condition_fn=_transient, cache_policy=NO_CACHE)
 def prepare_data(data: DataSpec, run_dir: Path, seed: int, test_fraction: float, valid_fraction: float,
                  split_file: Path | None, iid_holdout_fraction: float) -> tuple[datasets.DataSets, dict[str, Any]]:
     """The run's train / validation / test files in ``run_dir/data`` and the data report."""

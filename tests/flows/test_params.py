@@ -30,7 +30,9 @@ def test_settings_models_use_the_pure_configs_field_names_and_defaults():
     assert AugmentSettings().config(seed=4) == AugmentConfig(seed=4)
 
 
-def test_every_cli_option_reaches_the_pure_config():
+def test_every_cli_option_reaches_the_pure_config(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data.json").write_text("[]")
     params = parse("--format", "mawps", "data.json", "--solver", "gts", "--hidden", "96", "--embedding", "32",
                    "--model", "dropout=0.25", "--model", "n_layers=1", "--model", "min_count=1",
                    "--epochs", "7", "--batch-size", "16", "--lr", "0.01", "--weight-decay", "0", "--lr-halving-epochs", "5",
@@ -56,7 +58,9 @@ def test_a_params_file_reaches_the_pure_config_and_the_cli_overrides_it(tmp_path
     assert params.train.epochs == 4 and params.augment.config(0).per_problem_cap == 3 and params.rounds == 2
 
 
-def test_the_quick_run_is_one_preset_that_explicit_options_override():
+def test_the_quick_run_is_one_preset_that_explicit_options_override(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.json").write_text("[]")
     quick = parse()
     assert quick.data.builtin_size == QUICK_RUN["data"]["builtin_size"] and quick.rounds == QUICK_RUN["rounds"]
     assert quick.solver.config().hidden_size == 128 and quick.train.epochs == 12

@@ -1,0 +1,37 @@
+"""Bad input on the command line ends in one line naming the file or parameter and exit status 2, before
+any run directory or MLflow run exists; --debug shows the traceback."""
+import json
+
+import pytest
+
+from flows.cli import main
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["run", "--format", "mawps", "{tmp}/missing.json"], "missing.json: no such file"),
+    (["run", "--params", "{tmp}/missing.json"], "missing.json"),
+    (["run", "--params", "{tmp}/broken.json"], "not JSON"),
+    (["run", "--split", "{tmp}/missing.json"], "split file {tmp}/missing.json: cannot read it as JSON"),
+    (["run", "--split", "{tmp}/list.json"], "expected a JSON object"),
+    (["run", "--device", "foo"], "device must be auto, cpu, cuda or cuda:N, got 'foo'"),
+    (["run", "--model", "dropout=2"], "dropout must lie in [0, 1), got 2"),
+    (["run", "--experiment", "../../elsewhere"], "experiment: String should match pattern"),
+    (["run", "--out", "{tmp}/a-file"], "cannot write there"),
+    (["split", "--format", "mawps", "{tmp}/missing.json", "--out", "{tmp}/s.json"], "missing.json: no such file"),
+    (["sd", "--format", "mawps", "--out", "{tmp}/sd"], "needs a data file"),
+])
+def test_bad_input_is_one_line_and_exit_2_before_any_work(argv, fragment, tmp_path, capsys):
+    (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / "list.json").write_text(json.dumps(["a", "b"]))
+    (tmp_path / "a-file").write_text("")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert fragment.replace("{tmp}", str(tmp_path)) in err
+    assert not (tmp_path / "runs").exists() and not list(tmp_path.glob("**/mlflow.db"))
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    with pytest.raises(ValueError, match="device must be"):
+        main(["--debug", "run", "--device", "foo"])

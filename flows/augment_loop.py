@@ -130,6 +130,14 @@ def augment_loop(params: LoopParams = LoopParams()) -> dict[str, Any]:
     logger = get_run_logger()
     run_dir = params.run_dir()
     run_dir.mkdir(parents=True, exist_ok=True)
+    held = rundir.lock(run_dir)  # a second run on this directory is refused, never interleaved
+    try:
+        return _run_locked(params, run_dir, logger)
+    finally:
+        held.close()  # released even when a failure's traceback keeps this frame alive
+
+
+def _run_locked(params: LoopParams, run_dir: Path, logger) -> dict[str, Any]:
     configs = RunConfigs(params.solver.name, params.solver.config(),
                          params.train.config(params.seed, params.solver.device, progress=sys.stderr.isatty()),
                          params.augment.config(params.seed))

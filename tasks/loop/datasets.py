@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -35,6 +36,9 @@ def load_split_file(path: str | Path) -> dict[str, Any]:
     for key in ("train", "test"):
         if not isinstance(data.get(key), list):
             raise ValueError(f"split file {path}: missing the list {key!r}")
+    method = data.get("method", "comdiv")
+    if not isinstance(method, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", method):
+        raise ValueError(f"split file {path}: method {method!r} is not a plain name (it names the test set and a file)")
     overlap = set(map(str, data["train"])) & set(map(str, data["test"]))
     if overlap:
         raise ValueError(f"split file {path}: {len(overlap)} ids are on both sides, e.g. {sorted(overlap)[:3]}")
@@ -131,8 +135,12 @@ def write_sets(directory: Path, train: Sequence[Problem], valid: Sequence[Proble
 
 
 def existing_sets(directory: Path) -> DataSets | None:
+    """The sets a previous run prepared, or None. They count only once ``report.json`` (written last)
+    exists: a preparation that died half-way is prepared again, never read half-written."""
     train, valid = directory / "train.jsonl", directory / "valid.jsonl"
-    if not (train.exists() and valid.exists()):
+    if not (train.exists() and valid.exists() and (directory / "report.json").exists()):
+        for stale in directory.glob("*.jsonl") if directory.is_dir() else ():
+            stale.unlink()
         return None
     tests = {p.stem[len("test_"):]: p for p in sorted(directory.glob("test_*.jsonl"))}
     return DataSets(train, valid, tests)

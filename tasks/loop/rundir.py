@@ -22,6 +22,26 @@ from mwp.problem import Problem, read_problems_jsonl
 from tasks.loop.record import RoundRecord
 
 
+def lock(run_dir: Path):
+    """An exclusive lock on the run directory for as long as the returned file stays open (the process
+    holds it; it goes with the process). A second run on the same directory is refused, never interleaved."""
+    import fcntl
+
+    handle = open(run_dir / ".lock", "a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise ValueError(f"{run_dir} is in use by another run ({holder}); wait for it or use another --out") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}")
+    handle.flush()
+    return handle
+
+
 def round_dir(run_dir: Path, round_index: int) -> Path:
     return run_dir / f"round_{round_index:02d}"
 

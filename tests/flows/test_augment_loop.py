@@ -169,3 +169,17 @@ def test_resuming_after_the_data_changed_is_refused(prefect_harness, tmp_path):
     data.write_text("".join(json.dumps(r) + "\n" for r in rows[:-1]))  # one record fewer
     with pytest.raises(ValueError, match="changed since this run started"):
         augment_loop(params)
+
+
+def test_a_second_run_on_a_locked_run_directory_is_refused(prefect_harness, tmp_path):
+    from tasks.loop.rundir import lock
+
+    params = tiny_params(tmp_path, rounds=0)
+    params.run_dir().mkdir(parents=True)
+    held = lock(params.run_dir())
+    try:
+        with pytest.raises(ValueError, match="is in use by another run"):
+            augment_loop(params)
+    finally:
+        held.close()
+    assert not (params.run_dir() / "round_00").exists()

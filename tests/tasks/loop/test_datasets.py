@@ -79,3 +79,38 @@ def test_source_fingerprint_follows_the_data_and_the_split_file(tmp_path):
     builtin = DataSpec("builtin", builtin_size=30)
     assert source_fingerprint(builtin, None) == source_fingerprint(DataSpec("builtin", builtin_size=30), None)
     assert source_fingerprint(builtin, None) != source_fingerprint(DataSpec("builtin", builtin_size=31), None)
+
+
+def test_a_half_written_data_directory_is_prepared_again(tmp_path):
+    from tasks.loop.datasets import prepare_sets
+
+    data = DataSpec("builtin", builtin_size=40)
+    directory = tmp_path / "data"
+    sets, _ = prepare_sets(data, directory, 0, 0.2, 0.2, None, 0.0)
+    (directory / "report.json").unlink()  # died after writing the sets, before the report
+    again, report = prepare_sets(data, directory, 0, 0.2, 0.2, None, 0.0)
+    assert report["used"] == 40 and (directory / "report.json").exists()
+    assert again.train.read_text() == sets.train.read_text()
+
+
+def test_a_split_files_method_must_be_a_plain_name(tmp_path):
+    import json
+
+    (tmp_path / "s.json").write_text(json.dumps({"method": "../x", "train": ["1"], "test": ["2"]}))
+    with pytest.raises(ValueError, match="not a plain name"):
+        load_split_file(tmp_path / "s.json")
+
+
+def test_a_run_directory_is_locked_against_a_second_run(tmp_path):
+    from tasks.loop.rundir import lock
+
+    held = lock(tmp_path)
+    import subprocess
+    import sys
+
+    other = subprocess.run([sys.executable, "-c", f"from tasks.loop.rundir import lock; lock(__import__('pathlib').Path({str(tmp_path)!r}))"],
+                           capture_output=True, text=True)
+    assert other.returncode != 0 and "is in use by another run (pid" in other.stderr
+    held.close()
+    assert subprocess.run([sys.executable, "-c", f"from tasks.loop.rundir import lock; lock(__import__('pathlib').Path({str(tmp_path)!r}))"],
+                          capture_output=True, text=True).returncode == 0

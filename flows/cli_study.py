@@ -22,6 +22,8 @@ def register(subparsers) -> None:
     p.add_argument("--epochs", type=int, help="epochs of every training (default 80)")
     p.add_argument("--out", type=Path, help="studies directory (default runs/studies)")
     p.add_argument("--dry-run", action="store_true", help="print the grid and an estimated wall time, run nothing")
+    p.add_argument("--report-only", action="store_true",
+                   help="write the report of the cells finished so far (no training), e.g. between sittings")
     p.set_defaults(handler=run_study)
 
 
@@ -29,7 +31,7 @@ def run_study(args: argparse.Namespace) -> int:
     from flows.environment import apply_defaults
 
     apply_defaults()
-    from flows.study import StudyParams, estimate, study_flow
+    from flows.study import StudyParams, estimate, report_finished_cells, study_flow
 
     values = json.loads(args.params.read_text(encoding="utf-8")) if args.params else {}
     for key, value in (("name", args.name), ("arms", args.arms), ("seeds", args.seeds), ("rounds", args.rounds),
@@ -41,6 +43,11 @@ def run_study(args: argparse.Namespace) -> int:
     params = StudyParams.model_validate(values)  # errors: one line from flows/cli.py
     if args.dry_run:
         print("\n".join(estimate(params)))
+        return 0
+    if args.report_only:
+        summary = report_finished_cells(params)
+        print(f"report: {summary['report']}\ncells pending: {len(summary['pending'])} of {summary['cells']}, "
+              f"failed: {summary['failed'] or 'none'}")
         return 0
     result = study_flow(params)
     print(f"report: {result['report']}\nfailed cells: {result['failed'] or 'none'}\n"

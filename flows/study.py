@@ -114,7 +114,6 @@ def study_flow(params: StudyParams) -> dict[str, Any]:
     from flows.augment_loop import augment_loop
     from mlflow.tracking import MlflowClient
     from tasks.study.cells import CellResult, load_cell
-    from tasks.study.report import write_report
 
     logger = get_run_logger()
     directory = params.directory()
@@ -132,20 +131,53 @@ def study_flow(params: StudyParams) -> dict[str, Any]:
                     epochs = control_epochs(params.train.epochs, loop.records[0].pool_size, loop.final.pool_size)
             loop_params = params.loop_params(cell, epochs, parent)
             out = augment_loop(loop_params)
-            results[cell] = load_cell(cell, out["run_dir"], out["mlflow_run_id"])
+            results[cell] = load_cell(cell, out["run_dir"], out["mlflow_run_id"], loop_params.rounds)
         except Exception as err:  # the cell is marked failed; the others still run
             logger.error("cell %s failed: %s: %s", cell.key, type(err).__name__, err)
             results[cell] = CellResult(cell, "failed", error=f"{type(err).__name__}: {err}")
-    header = _header(params)
-    sd_labels = _sd_labels(params)
-    divergences = _divergences(params)
-    summary = write_report(list(results.values()), directory, header, params.tracking(), sd_labels, divergences)
+    summary = _report(params, list(results.values()))
     client = MlflowClient(tracking_uri=params.tracking())
     client.log_artifact(parent, summary["report"])
     for path in summary["figures"]:
         client.log_artifact(parent, path)
     client.set_terminated(parent, "FAILED" if summary["failed"] else "FINISHED")
     return {**summary, "directory": str(directory), "mlflow_run_id": parent, "tracking_uri": params.tracking()}
+
+
+def _report(params: StudyParams, results) -> dict[str, Any]:
+    from tasks.study.report import write_report
+
+    return write_report(results, params.directory(), _header(params), params.tracking(), _sd_labels(params),
+                        _divergences(params))
+
+
+def report_finished_cells(params: StudyParams) -> dict[str, Any]:
+    """The report of the cells finished so far (a study still running, or stopped between sittings), from
+    their run directories alone; cells not run yet are marked so. No training, no MLflow run."""
+    from tasks.study.cells import CellResult, load_cell
+
+    results = []
+    for cell in params.cells():
+        cell_dir = params.directory() / "cells" / cell.key
+        runs = sorted(p for p in cell_dir.glob("*") if p.is_dir()) if cell_dir.is_dir() else []
+        wanted = 0 if cell.arm == "control" else params.rounds
+        finished = [p for p in runs if wanted in _completed(p)]
+        if finished:
+            results.append(load_cell(cell, finished[-1], _mlflow_run_id(finished[-1]), wanted))
+        else:
+            results.append(CellResult(cell, "pending", error="not run yet" if not runs else "not finished yet"))
+    return _report(params, results)
+
+
+def _completed(run_dir: Path) -> list[int]:
+    from tasks.loop import rundir
+
+    return rundir.completed_rounds(run_dir)
+
+
+def _mlflow_run_id(run_dir: Path) -> str | None:
+    state = run_dir / "mlflow.json"
+    return json.loads(state.read_text()).get("parent_run_id") if state.exists() else None
 
 
 def _header(params: StudyParams) -> list[str]:

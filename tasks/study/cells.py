@@ -17,7 +17,7 @@ from tasks.study.grid import Cell
 @dataclass
 class CellResult:
     cell: Cell
-    status: str  # "done" or "failed"
+    status: str  # "done", "failed", or "pending" (not run or not finished yet: a study between sittings)
     run_dir: Path | None = None
     error: str = ""
     mlflow_run_id: str | None = None
@@ -34,9 +34,9 @@ class CellResult:
         return final.tests[test_set].answer_acc if final and test_set in final.tests else None
 
 
-def load_cell(cell: Cell, run_dir: Path, mlflow_run_id: str | None) -> CellResult:
-    """The cell's records up to its last completed round (the round the loop ended on)."""
-    done = rundir.completed_rounds(run_dir)
+def load_cell(cell: Cell, run_dir: Path, mlflow_run_id: str | None, last_round: int | None = None) -> CellResult:
+    """The cell's records up to ``last_round`` (its T; all completed rounds when None)."""
+    done = [r for r in rundir.completed_rounds(run_dir) if last_round is None or r <= last_round]
     if not done:
         return CellResult(cell, "failed", run_dir, "no completed round", mlflow_run_id)
     records = [rundir.read_record(run_dir, r) for r in done]

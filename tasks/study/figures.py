@@ -39,7 +39,8 @@ def accuracy_by_round(study):
     sec_ax.set(xlabel="round", ylabel="training seconds (mean over seeds)", title="Training time by round")
     for ax in (acc_ax, sec_ax):
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="x-small")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize="x-small")
     fig.tight_layout()
     return fig
 
@@ -58,7 +59,8 @@ def accuracy_vs_divergence(study, divergences: dict[str, float]):
     ax.set(xlabel="compound divergence DBCA^c of the split", ylabel="answer accuracy (mean over seeds)",
            title="Accuracy against compound divergence")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
 
@@ -76,6 +78,7 @@ def control_curves(study):
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{solver}/{split}/s{seed}")
     ax.set(xlabel="epoch", ylabel="validation answer accuracy", title="Control arm: validation curves")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="x-small")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="x-small")
     fig.tight_layout()
     return fig

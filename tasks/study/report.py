@@ -71,7 +71,8 @@ def cells_table(study: Study, tracking_uri: str) -> list[str]:
              "|---|---|---|---|---|---|---|"]
     for r in study.results:
         if r.status != "done":
-            lines.append(f"| {r.cell.key} | **failed**: {r.error} | - | - | - | - | {r.mlflow_run_id or '-'} |")
+            status = f"**failed**: {r.error}" if r.status == "failed" else r.error
+            lines.append(f"| {r.cell.key} | {status} | - | - | - | - | {r.mlflow_run_id or '-'} |")
             continue
         final = r.final
         accs = ", ".join(f"{m.answer_acc:.3f} ({n})" for n, m in final.tests.items())
@@ -182,7 +183,8 @@ def write_report(results: Sequence[CellResult], directory: Path, header: Sequenc
                                                                                   "", *beyond(study)]
     report = directory / "report.md"
     report.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    summary = {"cells": len(study.results), "failed": [r.cell.key for r in study.results if r.status != "done"],
+    summary = {"cells": len(study.results), "failed": [r.cell.key for r in study.results if r.status == "failed"],
+               "pending": [r.cell.key for r in study.results if r.status == "pending"],
                "report": str(report), "figures": [str(directory / n) for n in figures]}
     (directory / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return summary

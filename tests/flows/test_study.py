@@ -91,3 +91,18 @@ def test_unknown_arms_and_repeated_names_are_refused_by_name():
         StudyParams.model_validate({"splits": [{"name": "iid"}, {"name": "iid"}]})
     with pytest.raises(ValidationError, match="name"):
         StudyParams.model_validate({"name": "../escape"})
+
+
+def test_the_report_of_finished_cells_can_be_rebuilt_without_training(tiny_study, tmp_path):
+    from flows.study import report_finished_cells
+
+    params, _ = tiny_study
+    before = (params.directory() / "report.md").read_text().splitlines()
+    summary = report_finished_cells(params)
+    after = (params.directory() / "report.md").read_text().splitlines()
+    done_rows = [line for line in before if line.startswith("| gts-iid-") or line.startswith("| lstm-iid-")]
+    assert len(done_rows) == 8 and all(row in after for row in done_rows)
+    assert sorted(summary["pending"]) == sorted(c.key for c in params.cells() if c.split == "mismatch")
+    unrun = params.model_copy(update={"seeds": [0, 1, 7]})  # seed 7 never ran
+    assert {k for k in report_finished_cells(unrun)["pending"] if k.endswith("-s7")} == \
+        {c.key for c in unrun.cells() if c.seed == 7}

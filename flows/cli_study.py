@@ -21,6 +21,8 @@ def register(subparsers) -> None:
     p.add_argument("--rounds", type=int, help="T of the loop arms (default 3)")
     p.add_argument("--epochs", type=int, help="epochs of every training (default 80)")
     p.add_argument("--out", type=Path, help="studies directory (default runs/studies)")
+    p.add_argument("--workers", type=int, help="cells in parallel on a local Dask cluster (default 1: one after another)")
+    p.add_argument("--dask-address", help="run the cells on an existing Dask scheduler, tcp://HOST:PORT")
     p.add_argument("--dry-run", action="store_true", help="print the grid and an estimated wall time, run nothing")
     p.add_argument("--report-only", action="store_true",
                    help="write the report of the cells finished so far (no training), e.g. between sittings")
@@ -35,12 +37,16 @@ def run_study(args: argparse.Namespace) -> int:
 
     values = json.loads(args.params.read_text(encoding="utf-8")) if args.params else {}
     for key, value in (("name", args.name), ("arms", args.arms), ("seeds", args.seeds), ("rounds", args.rounds),
-                       ("out_dir", args.out)):
+                       ("out_dir", args.out), ("workers", args.workers), ("dask_address", args.dask_address)):
         if value is not None:
             values[key] = str(value) if isinstance(value, Path) else value
     if args.epochs is not None:
         values["train"] = {**values.get("train", {}), "epochs": args.epochs}
     params = StudyParams.model_validate(values)  # errors: one line from flows/cli.py
+    if params.dask_address:
+        from flows.study import check_scheduler
+
+        check_scheduler(params.dask_address)  # before any training: one clear line when it is not there
     if args.dry_run:
         print("\n".join(estimate(params)))
         return 0

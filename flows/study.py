@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from prefect import flow, get_run_logger
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
 from pydantic import Field, model_validator
 
 from flows.environment import apply_defaults
@@ -47,6 +49,11 @@ class StudyParams(Strict):
     iid_holdout_fraction: float = Field(0.0, ge=0, lt=1)
     out_dir: Path = Field(Path("runs/studies"))
     tracking_uri: Optional[str] = None
+    workers: int = Field(1, ge=1, le=256, description="cells in parallel on a Dask LocalCluster of this many worker "
+                                                    "processes (1: one after another in this process)")
+    dask_address: Optional[str] = Field(None, description="an existing Dask scheduler (tcp://HOST:PORT) instead")
+    torch_threads: Optional[int] = Field(None, ge=1, description="torch threads of each cell (default: cores / "
+                                         "workers); the same value gives the same numbers, sequential or parallel")
 
     @model_validator(mode="after")
     def _names_and_files(self) -> "StudyParams":
@@ -109,33 +116,118 @@ def _study_run(params: StudyParams) -> str:
     return run.info.run_id
 
 
+@task(name="run_cell", cache_policy=NO_CACHE)
+def run_cell(loop_params: LoopParams, torch_threads: int) -> dict[str, Any]:
+    """One cell: a loop run (a subflow) with a fixed number of torch threads, in whichever process the
+    task runner puts it (this one, or a Dask worker)."""
+    import torch
+
+    from flows.augment_loop import augment_loop
+
+    torch.set_num_threads(torch_threads)
+    out = augment_loop(loop_params)
+    return {"run_dir": str(out["run_dir"]), "mlflow_run_id": out["mlflow_run_id"], "rounds": loop_params.rounds}
+
+
+def _threads(params: StudyParams) -> int:
+    return params.torch_threads or max(1, (os.cpu_count() or 1) // params.workers)
+
+
+def _control_params(params: StudyParams, cell: Cell, results: dict, parent: str) -> LoopParams:
+    """A control cell gets as many optimizer updates as its seed's loop cell had in the final round."""
+    loop = results.get(Cell(cell.solver, cell.split, "loop", cell.seed))
+    epochs = None
+    if loop is not None and loop.status == "done":
+        epochs = control_epochs(params.train.epochs, loop.records[0].pool_size, loop.final.pool_size)
+    return params.loop_params(cell, epochs, parent)
+
+
+def _collect(cell: Cell, outcome: Any, results: dict, logger) -> None:
+    from tasks.study.cells import CellResult, load_cell
+
+    if isinstance(outcome, BaseException):  # the cell is marked failed; the others still run
+        logger.error("cell %s failed: %s: %s", cell.key, type(outcome).__name__, outcome)
+        results[cell] = CellResult(cell, "failed", error=f"{type(outcome).__name__}: {outcome}")
+    else:
+        results[cell] = load_cell(cell, Path(outcome["run_dir"]), outcome["mlflow_run_id"], outcome["rounds"])
+
+
+def _run_here(params: StudyParams, parent: str, logger) -> dict:
+    results: dict = {}
+    cells = params.cells()
+    for i, cell in enumerate(cells, 1):
+        logger.info("cell %d/%d: %s", i, len(cells), cell.key)
+        try:
+            loop_params = (_control_params(params, cell, results, parent) if cell.arm == "control"
+                           else params.loop_params(cell, None, parent))
+            outcome = run_cell(loop_params, _threads(params))
+        except Exception as err:
+            outcome = err
+        _collect(cell, outcome, results, logger)
+    return results
+
+
+def _submit(params: StudyParams, cells: list[Cell], results: dict, parent: str) -> list:
+    submitted = []
+    for cell in cells:
+        try:
+            loop_params = (_control_params(params, cell, results, parent) if cell.arm == "control"
+                           else params.loop_params(cell, None, parent))
+            submitted.append((cell, run_cell.submit(loop_params, _threads(params))))
+        except Exception as err:
+            submitted.append((cell, err))
+    return submitted
+
+
+@flow(name="study-cells")
+def run_cells_on_dask(params: StudyParams, parent: str) -> dict:
+    """Every cell as a task on the flow's Dask task runner: loop-like arms first, all at once; then the
+    controls, whose budget is read from the finished loop cells."""
+    logger = get_run_logger()
+    results: dict = {}
+    cells = params.cells()
+    for wave in ([c for c in cells if c.arm != "control"], [c for c in cells if c.arm == "control"]):
+        for cell, future in _submit(params, wave, results, parent):
+            try:
+                outcome = future if isinstance(future, BaseException) else future.result()
+            except Exception as err:
+                outcome = err
+            _collect(cell, outcome, results, logger)
+    return results
+
+
+def dask_runner(params: StudyParams):
+    from prefect_dask import DaskTaskRunner
+
+    if params.dask_address:
+        return DaskTaskRunner(address=params.dask_address)
+    return DaskTaskRunner(cluster_kwargs={"n_workers": params.workers, "threads_per_worker": 1, "processes": True})
+
+
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """One bounded connection to a Dask scheduler, before any training: a clear line when it is not there."""
+    from distributed import Client
+
+    try:
+        Client(address, timeout=timeout).close()
+    except (OSError, TimeoutError) as err:
+        raise ValueError(f"Dask scheduler {address} is not reachable: {err}") from err
+
+
 @flow(name="study")
 def study_flow(params: StudyParams) -> dict[str, Any]:
-    from flows.augment_loop import augment_loop
     from mlflow.tracking import MlflowClient
-    from tasks.study.cells import CellResult, load_cell
 
     logger = get_run_logger()
     directory = params.directory()
     directory.mkdir(parents=True, exist_ok=True)
     parent = _study_run(params)
-    results: dict[Cell, CellResult] = {}
-    cells = params.cells()
-    for i, cell in enumerate(cells, 1):
-        logger.info("cell %d/%d: %s", i, len(cells), cell.key)
-        try:
-            epochs = None
-            if cell.arm == "control":  # as many optimizer updates as the loop's final round
-                loop = results.get(Cell(cell.solver, cell.split, "loop", cell.seed))
-                if loop is not None and loop.status == "done":
-                    epochs = control_epochs(params.train.epochs, loop.records[0].pool_size, loop.final.pool_size)
-            loop_params = params.loop_params(cell, epochs, parent)
-            out = augment_loop(loop_params)
-            results[cell] = load_cell(cell, out["run_dir"], out["mlflow_run_id"], loop_params.rounds)
-        except Exception as err:  # the cell is marked failed; the others still run
-            logger.error("cell %s failed: %s: %s", cell.key, type(err).__name__, err)
-            results[cell] = CellResult(cell, "failed", error=f"{type(err).__name__}: {err}")
-    summary = _report(params, list(results.values()))
+    if params.workers > 1 or params.dask_address:
+        results = run_cells_on_dask.with_options(task_runner=dask_runner(params))(params, parent)
+    else:
+        results = _run_here(params, parent, logger)
+    ordered = [results[cell] for cell in params.cells()]
+    summary = _report(params, ordered)
     client = MlflowClient(tracking_uri=params.tracking())
     client.log_artifact(parent, summary["report"])
     for path in summary["figures"]:

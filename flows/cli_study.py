@@ -23,6 +23,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", type=Path, help="studies directory (default runs/studies)")
     p.add_argument("--workers", type=int, help="cells in parallel on a local Dask cluster (default 1: one after another)")
     p.add_argument("--dask-address", help="run the cells on an existing Dask scheduler, tcp://HOST:PORT")
+    p.add_argument("--torch-threads", type=int, help="torch threads of each cell (default: cores / workers)")
     p.add_argument("--dry-run", action="store_true", help="print the grid and an estimated wall time, run nothing")
     p.add_argument("--report-only", action="store_true",
                    help="write the report of the cells finished so far (no training), e.g. between sittings")
@@ -37,7 +38,8 @@ def run_study(args: argparse.Namespace) -> int:
 
     values = json.loads(args.params.read_text(encoding="utf-8")) if args.params else {}
     for key, value in (("name", args.name), ("arms", args.arms), ("seeds", args.seeds), ("rounds", args.rounds),
-                       ("out_dir", args.out), ("workers", args.workers), ("dask_address", args.dask_address)):
+                       ("out_dir", args.out), ("workers", args.workers), ("dask_address", args.dask_address),
+                       ("torch_threads", args.torch_threads)):
         if value is not None:
             values[key] = str(value) if isinstance(value, Path) else value
     if args.epochs is not None:

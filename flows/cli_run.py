@@ -210,6 +210,9 @@ def run_command(args: argparse.Namespace) -> int:
     if args.params is None and args.data__format not in (None, "builtin") and not args.path:
         raise ValueError(f"--format {args.data__format} needs a data file")
     _writable(params.out_dir)
+    from flows.tracking import check_tracking
+
+    check_tracking(params.tracking())  # seconds, not minutes of MLflow's retries after round 0 has trained
     from flows.environment import apply_defaults
 
     apply_defaults()

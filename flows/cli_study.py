@@ -57,6 +57,9 @@ def run_study(args: argparse.Namespace) -> int:
         print(f"report: {summary['report']}\ncells pending: {len(summary['pending'])} of {summary['cells']}, "
               f"failed: {summary['failed'] or 'none'}")
         return 0
+    from flows.tracking import check_tracking
+
+    check_tracking(params.tracking())
     result = study_flow(params)
     print(f"report: {result['report']}\nfailed cells: {result['failed'] or 'none'}\n"
           f"MLflow: study run {result['mlflow_run_id']} at {result['tracking_uri']}")

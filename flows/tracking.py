@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -38,6 +39,59 @@ def ensure_experiment(client, name: str, tracking_uri: str) -> str:
     if exp is not None:
         return exp.experiment_id
     return client.create_experiment(name, artifact_location=local_artifact_root(tracking_uri))
+
+
+REACHABLE_TIMEOUT_S = 5  # one bounded try: MLflow's own client retries an unreachable server for minutes
+
+
+def check_tracking(uri: str, timeout: float = REACHABLE_TIMEOUT_S) -> None:
+    """Fail fast, before any training, when the tracking server of ``uri`` cannot be reached: one
+    request to an MLflow server's ``/health`` (``http(s)://``), one connection to a PostgreSQL store
+    (``postgresql://``, ``postgresql+psycopg2://``), each bounded by ``timeout`` seconds. Other
+    schemes (a local SQLite file, ...) have no server and pass. Raises ``ValueError`` in one line."""
+    scheme = uri.partition("://")[0].lower()
+    if scheme in ("http", "https"):
+        reason = _http_unreachable(uri.rstrip("/") + "/health", timeout)
+    elif scheme.split("+")[0] in ("postgresql", "postgres"):
+        reason = _postgres_unreachable("postgresql://" + uri.partition("://")[2], timeout)
+    else:
+        return
+    if reason:
+        raise ValueError(f"tracking server {_without_password(uri)} is not reachable: {' '.join(reason.split())}")
+
+
+def _without_password(uri: str) -> str:
+    """``scheme://user:***@host/...``: an error message is no place for a password."""
+    return re.sub(r"^([a-z0-9+.-]+://[^:/@]*):[^@/]*@", r"\1:***@", uri, flags=re.IGNORECASE)
+
+
+def _http_unreachable(url: str, timeout: float) -> str | None:
+    """Why ``url`` (an MLflow server's ``/health``) gave no healthy answer, or None. 401 and 403 count
+    as healthy: an authenticating proxy is for MLflow's client and its credentials to settle."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=timeout):
+            return None
+    except urllib.error.HTTPError as err:
+        if err.code in (401, 403):
+            return None
+        return f"GET /health answered HTTP {err.code} {err.reason}" + ("; is it an MLflow server?" if err.code < 500 else "")
+    except urllib.error.URLError as err:  # refused, no such host, a connection that timed out
+        return f"GET /health: {err.reason}"
+    except OSError as err:  # a read that timed out, a reset connection
+        return f"GET /health: {err or type(err).__name__}"
+
+
+def _postgres_unreachable(dsn: str, timeout: float) -> str | None:
+    import psycopg2
+
+    try:
+        psycopg2.connect(dsn, connect_timeout=max(1, round(timeout))).close()
+    except psycopg2.Error as err:
+        return str(err) or type(err).__name__
+    return None
 
 
 def accuracy_figure(records: Sequence[RoundRecord]):

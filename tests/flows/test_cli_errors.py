@@ -42,3 +42,34 @@ def test_an_unreachable_dask_scheduler_is_one_line_before_any_training(tmp_path,
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Dask scheduler tcp://127.0.0.1:9 is not reachable" in err
     assert not any(tmp_path.iterdir())
+
+
+def _port_where_nothing_listens() -> int:
+    import socket
+
+    with socket.socket() as probe:  # the kernel's free port, closed again: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("uri", ["http://127.0.0.1:{port}", "postgresql://mlflow:secret@127.0.0.1:{port}/mlflow"])
+@pytest.mark.parametrize("command", ["run", "study"])
+def test_an_unreachable_tracking_server_is_one_line_before_any_training(command, uri, tmp_path, capsys):
+    import time
+
+    uri = uri.format(port=_port_where_nothing_listens())
+    out = tmp_path / "out"
+    if command == "run":
+        argv = ["run", "--tracking-uri", uri, "--out", str(out)]
+    else:  # a study takes its tracking URI from its parameter file
+        (tmp_path / "study.json").write_text(json.dumps({"tracking_uri": uri, "out_dir": str(out)}))
+        argv = ["study", "--params", str(tmp_path / "study.json")]
+    start = time.perf_counter()
+    assert main(argv) == 2
+    assert time.perf_counter() - start < 10  # MLflow's own retries took about 260 s
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    shown = uri.replace(":secret@", ":***@")  # the password is not printed
+    assert f"compaug {command}: error: tracking server {shown} is not reachable: " in err
+    assert "Connection refused" in err and "secret" not in err
+    assert not out.exists() or not any(out.iterdir())  # no run directory, no MLflow store

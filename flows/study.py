@@ -152,11 +152,27 @@ def _collect(cell: Cell, outcome: Any, results: dict, logger) -> None:
         results[cell] = load_cell(cell, Path(outcome["run_dir"]), outcome["mlflow_run_id"], outcome["rounds"])
 
 
+def finished_cell(params: StudyParams, cell: Cell):
+    """The records of a cell that already reached its final round, else None: a resumed study reads
+    them instead of running the cell again (no checkpoint needed)."""
+    from tasks.study.cells import load_cell
+
+    cell_dir = params.directory() / "cells" / cell.key
+    wanted = 0 if cell.arm == "control" else params.rounds
+    runs = sorted(p for p in cell_dir.glob("*") if p.is_dir()) if cell_dir.is_dir() else []
+    finished = [p for p in runs if wanted in _completed(p)]
+    return load_cell(cell, finished[-1], _mlflow_run_id(finished[-1]), wanted) if finished else None
+
+
 def _run_here(params: StudyParams, parent: str, logger) -> dict:
     results: dict = {}
     cells = params.cells()
     for i, cell in enumerate(cells, 1):
         logger.info("cell %d/%d: %s", i, len(cells), cell.key)
+        done = finished_cell(params, cell)
+        if done is not None:
+            results[cell] = done
+            continue
         try:
             loop_params = (_control_params(params, cell, results, parent) if cell.arm == "control"
                            else params.loop_params(cell, None, parent))
@@ -170,6 +186,10 @@ def _run_here(params: StudyParams, parent: str, logger) -> dict:
 def _submit(params: StudyParams, cells: list[Cell], results: dict, parent: str) -> list:
     submitted = []
     for cell in cells:
+        done = finished_cell(params, cell)
+        if done is not None:
+            results[cell] = done
+            continue
         try:
             loop_params = (_control_params(params, cell, results, parent) if cell.arm == "control"
                            else params.loop_params(cell, None, parent))
@@ -246,18 +266,13 @@ def _report(params: StudyParams, results) -> dict[str, Any]:
 def report_finished_cells(params: StudyParams) -> dict[str, Any]:
     """The report of the cells finished so far (a study still running, or stopped between sittings), from
     their run directories alone; cells not run yet are marked so. No training, no MLflow run."""
-    from tasks.study.cells import CellResult, load_cell
+    from tasks.study.cells import CellResult
 
     results = []
     for cell in params.cells():
+        done = finished_cell(params, cell)
         cell_dir = params.directory() / "cells" / cell.key
-        runs = sorted(p for p in cell_dir.glob("*") if p.is_dir()) if cell_dir.is_dir() else []
-        wanted = 0 if cell.arm == "control" else params.rounds
-        finished = [p for p in runs if wanted in _completed(p)]
-        if finished:
-            results.append(load_cell(cell, finished[-1], _mlflow_run_id(finished[-1]), wanted))
-        else:
-            results.append(CellResult(cell, "pending", error="not run yet" if not runs else "not finished yet"))
+        results.append(done or CellResult(cell, "pending", error="not finished yet" if cell_dir.is_dir() else "not run yet"))
     return _report(params, results)
 
 

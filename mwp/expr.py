@@ -254,8 +254,9 @@ def _apply(op: str, a: Fraction, b: Fraction) -> Fraction:
         raise EvaluationError("fractional power of a negative number")
     try:
         return Fraction(float(a) ** float(b))
-    except (OverflowError, ValueError) as err:  # float(a) beyond the float range, or an inf result
-        raise EvaluationError(f"power overflow: {err}") from err
+    except (OverflowError, ValueError, ZeroDivisionError) as err:
+        # a beyond the float range, a result beyond it, or a tiny a that is 0.0 as a float
+        raise EvaluationError(f"power outside the float range: {err}") from err
 
 
 _TINY_GOLD, _ABS_TOL = Fraction(1, 10**12), Fraction(1, 10**9)

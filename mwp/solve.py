@@ -3,7 +3,7 @@
 Every literal becomes a positive sympy symbol, so the solution is an expression tree over the same
 literals. Limits, checked before sympy sees the equation: at most :data:`MAX_SOLVE_LEAVES` literals
 and x's, degree at most :data:`MAX_SOLVE_DEGREE` in x after clearing denominators, no x in an exponent
-or under a fractional power; the solve itself gets :data:`SOLVE_CPU_SECONDS` of CPU time
+or under a fractional power, no exponent beyond :data:`MAX_SOLVE_EXPONENT`; the solve itself gets :data:`SOLVE_CPU_SECONDS` of CPU time
 (:mod:`mwp.timelimit`). Beyond any of these: :class:`EquationTooHardError` (``equation_too_hard``).
 Whatever else sympy raises (``NotImplementedError`` on an equation it has no method for, ...) becomes
 :class:`NotSolvableError`. sympy is imported lazily: the CLI's data commands must not pay for it.
@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from mwp.expr import (BinOp, EquationTooHardError, Expr, ExpressionError, NotSolvableError, Num, Qty, Var,
-                      iter_nodes)
+                      evaluate, format_number, iter_nodes)
 from mwp.timelimit import OutOfTime, cpu_time_limit
 
 if TYPE_CHECKING:
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 # solve in at most 0.16 s of CPU time once sympy is warm.
 MAX_SOLVE_LEAVES = 16  # literals and occurrences of x
 MAX_SOLVE_DEGREE = 2  # linear and quadratic; sympy's closed forms beyond are huge and slow
+# Any exponent, of x or of a constant: sympy computes 231^-28032429 exactly, in one C call no time
+# limit interrupts. 64 is also the largest exact power mwp.expr.evaluate computes.
+MAX_SOLVE_EXPONENT = 64
 SOLVE_CPU_SECONDS = 0.5  # CPU time, not wall time: a loaded machine must not change what a data set reads
 
 
@@ -42,6 +45,10 @@ def solve_for_x(eq: Equation, answer: Fraction | None = None) -> Expr:
     import sympy  # outside the time limit: importing is not solving
 
     _warm_up_sympy()
+    from sympy.core.parameters import global_parameters
+
+    # An interruption may land inside sympy's own "with evaluate(False):" before it restores the flag.
+    flags = (global_parameters.evaluate, global_parameters.distribute, global_parameters.exp_is_pow)
     try:
         with cpu_time_limit(SOLVE_CPU_SECONDS):
             return _solve(eq, answer, sympy)
@@ -51,6 +58,8 @@ def solve_for_x(eq: Equation, answer: Fraction | None = None) -> Expr:
         raise
     except Exception as err:  # sympy's NotImplementedError, TypeError on a complex root, ...
         raise NotSolvableError(f"sympy cannot solve it: {type(err).__name__}: {_cut(str(err))}") from err
+    finally:
+        global_parameters.evaluate, global_parameters.distribute, global_parameters.exp_is_pow = flags
 
 
 @functools.cache
@@ -96,13 +105,16 @@ def _degrees(node: Expr) -> tuple[int, int]:
         return ln + rd, ld + rn
     if rn or rd:
         raise EquationTooHardError("x in an exponent")
+    power = evaluate(node.right)  # x-free, slot-free: bounded like any evaluation
+    if abs(power) > MAX_SOLVE_EXPONENT:
+        raise EquationTooHardError(f"power {format_number(power)} (limit {MAX_SOLVE_EXPONENT})")
     if not (ln or ld):
         return 0, 0
-    if not isinstance(node.right, Num) or node.right.value.denominator != 1:
+    if not isinstance(node.right, Num) or power.denominator != 1:
         raise EquationTooHardError("x under a fractional or computed power")
-    power = node.right.value.numerator
     if abs(power) > MAX_SOLVE_DEGREE:
         raise EquationTooHardError(f"x to the power {power}")
+    power = int(power)
     return (ln * power, ld * power) if power >= 0 else (ld * -power, ln * -power)
 
 

@@ -46,7 +46,7 @@ def parse_number(text: str) -> Fraction:
     ``(3/4)``, mixed ``3((2)/(3))``. Raises :class:`ExpressionParseError` otherwise
     (:class:`NumberTooLargeError`, :class:`ExpressionTooLongError` beyond the limits above)."""
     if len(text) > MAX_EXPRESSION_CHARS:
-        raise ExpressionTooLongError(f"a number of {len(text)} characters")
+        raise NumberTooLargeError(f"a number of {len(text)} characters")
     cleaned = text.strip().replace(",", "").replace("，", "")
     if not cleaned:
         raise ExpressionParseError("empty number")

@@ -21,7 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterator
 
-from mwp.expr import Expr, ExpressionError, Num, Var, evaluate, iter_nodes, rebuild, to_infix
+from mwp.expr import Expr, ExpressionError, Num, Var, evaluate, iter_nodes, rebuild, shorten, to_infix
 from mwp.parse import MAX_EXPRESSION_CHARS, MAX_EXPRESSION_TOKENS, parse_expression
 from mwp.problem import ProblemError
 from mwp.records import DataFormatError, RawRecord, ReadResult, build_all, join_sentences
@@ -41,12 +41,12 @@ def asdiv_answer(text: str) -> str:
     Raises :class:`ProblemError` (``remainder`` or ``bad_answer``) otherwise, also for several
     answers (``9 (apples); 5 (pears)``)."""
     if _REMAINDER_RE.search(text):
-        raise ProblemError("remainder", f"answer {_cut(text)!r} has a remainder")
+        raise ProblemError("remainder", f"answer {shorten(text)!r} has a remainder")
     m = _LEADING_NUMBER_RE.match(text)
     if not m:
-        raise ProblemError("bad_answer", f"answer {_cut(text)!r} does not start with a number")
+        raise ProblemError("bad_answer", f"answer {shorten(text)!r} does not start with a number")
     if not _UNITS_ONLY_RE.fullmatch(text[m.end():].strip()):
-        raise ProblemError("bad_answer", f"answer {_cut(text)!r} is not one number with a unit")
+        raise ProblemError("bad_answer", f"answer {shorten(text)!r} is not one number with a unit")
     number = m.group(1).replace(",", "")
     if " " in number:  # mixed number "1 1/2"
         whole, frac = number.split()
@@ -60,17 +60,17 @@ def asdiv_equation(formula: str) -> str:
     if len(formula) > MAX_EXPRESSION_CHARS:
         raise ProblemError("expression_too_long", f"formula of {len(formula)} characters")
     if _REMAINDER_RE.search(formula):
-        raise ProblemError("remainder", f"formula {_cut(formula)!r} has a remainder")
+        raise ProblemError("remainder", f"formula {shorten(formula)!r} has a remainder")
     steps = [step for step in _explicit(formula).split(";") if step.strip()]
     if not steps:
         raise ProblemError("unparsable_equation", f"empty formula {formula!r}")
     try:
         sides = [[parse_expression(side) for side in step.split("=")] for step in steps]
     except ExpressionError as err:
-        raise ProblemError(err.reason, f"formula {_cut(formula)!r}: {err}") from err
+        raise ProblemError(err.reason, f"formula {shorten(formula)!r}: {err}") from err
     if any(_is_equation_in_x(step) for step in sides):
         if len(steps) > 1:
-            raise ProblemError("unparsable_equation", f"formula {_cut(formula)!r}: x inside a step of several")
+            raise ProblemError("unparsable_equation", f"formula {shorten(formula)!r}: x inside a step of several")
         return steps[0].strip()
     return "x=" + to_infix(_substituted(sides, formula))
 
@@ -100,19 +100,19 @@ def _substituted(steps: list[list[Expr]], formula: str) -> Expr:
     for sides in steps:
         computing = [s for s in sides if not isinstance(s, (Var, Num))] or [s for s in sides if isinstance(s, Num)]
         if not computing:
-            raise ProblemError("unparsable_equation", f"formula {_cut(formula)!r}: a step with nothing to compute")
+            raise ProblemError("unparsable_equation", f"formula {shorten(formula)!r}: a step with nothing to compute")
         expr, size = computing[0], 0
         for node in iter_nodes(expr):
             size += results[node.value][1] if isinstance(node, Num) and node.value in results else 1
         if size > MAX_EXPRESSION_TOKENS:
-            raise ProblemError("expression_too_long", f"formula {_cut(formula)!r}: over {MAX_EXPRESSION_TOKENS} nodes")
+            raise ProblemError("expression_too_long", f"formula {shorten(formula)!r}: over {MAX_EXPRESSION_TOKENS} nodes")
         if results:
             expr = rebuild(expr, lambda n: results[n.value][0] if isinstance(n, Num) and n.value in results else n)
         stated = [s.value for s in sides if isinstance(s, Num) and s is not computing[0]]
         try:
             value = stated[0] if stated else evaluate(expr)
         except ExpressionError as err:
-            raise ProblemError(err.reason, f"formula {_cut(formula)!r}: {err}") from err
+            raise ProblemError(err.reason, f"formula {shorten(formula)!r}: {err}") from err
         results[value] = (expr, size)
     return expr
 
@@ -148,8 +148,3 @@ def read_asdiv(path) -> ReadResult:
                 yield RawRecord(rid, text, formula, answer, error=err)
 
     return build_all(raw(), "asdiv", "en")
-
-
-def _cut(text: str, size: int = 80) -> str:
-    """Text for a message, cut short."""
-    return text if len(text) <= size else text[:size] + "..."

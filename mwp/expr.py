@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Iterator, Sequence, Union
+from typing import Any, Callable, Iterator, Sequence, Union
 
 OPERATORS = ("+", "-", "*", "/", "^")
 COMMUTATIVE = frozenset({"+", "*"})
@@ -154,17 +154,7 @@ class BinOp:
         return hash(tuple(node.op if isinstance(node, BinOp) else node for node in iter_nodes(self)))
 
     def __repr__(self) -> str:
-        out: list[str] = []
-        stack: list[Expr | str] = [self]  # a str is text to emit as it is
-        while stack:
-            item = stack.pop()
-            if isinstance(item, str):
-                out.append(item)
-            elif isinstance(item, BinOp):
-                stack.extend((")", item.right, ", right=", item.left, f"BinOp(op={item.op!r}, left="))
-            else:
-                out.append(repr(item))
-        return "".join(out)
+        return render(self, repr, lambda node: (f"BinOp(op={node.op!r}, left=", node.left, ", right=", node.right, ")"))
 
 
 Expr = Union[Num, Qty, Var, BinOp]
@@ -206,18 +196,8 @@ def evaluate(expr: Expr, quantities: Sequence[Fraction] = ()) -> Fraction:
     """Exact value; ``quantities[i]`` fills slot ``N{i}``. Non-integer powers fall back to floats.
     Iterative (left operand first), so a tree of any depth evaluates; every intermediate value is
     bounded by MAX_EXACT_BITS (:class:`NumberTooLargeError`)."""
-    values: list[Fraction] = []
-    stack: list[tuple[Expr, bool]] = [(expr, False)]
-    while stack:
-        node, operands_done = stack.pop()
-        if not isinstance(node, BinOp):
-            values.append(_leaf_value(node, quantities))
-        elif operands_done:
-            right = values.pop()
-            values.append(check_size(_apply(node.op, values.pop(), right)))
-        else:
-            stack.extend(((node, True), (node.right, False), (node.left, False)))
-    return values[0]
+    return fold(expr, lambda leaf: _leaf_value(leaf, quantities),
+                lambda op, left, right: check_size(_apply(op, left, right)))
 
 
 def _leaf_value(node: Expr, quantities: Sequence[Fraction]) -> Fraction:
@@ -316,9 +296,13 @@ def from_prefix(tokens: Sequence[str], leaf: Callable[[str], Expr] | None = None
 
 
 def _shown(tokens: Sequence[str]) -> str:
-    """Tokens for a message, cut short: a message must not hold a megabyte of input."""
-    text = " ".join(str(t) for t in tokens[:60])
-    return text + (" ..." if len(tokens) > 60 else "")
+    """Tokens for a message, cut short."""
+    return shorten(" ".join(str(t) for t in tokens[:60]) + (" ..." if len(tokens) > 60 else ""), 300)
+
+
+def shorten(text: str, size: int = 80) -> str:
+    """Text for a message, cut short: a message must not hold a megabyte of input."""
+    return text if len(text) <= size else text[:size] + "..."
 
 
 # A number as format_number writes it (and the plain decimals a prefix file holds): no exponent, so
@@ -359,18 +343,27 @@ def is_valid_prefix(tokens: Sequence[str]) -> bool:
 
 def to_infix(expr: Expr) -> str:
     """Infix text with only the brackets that precedence needs. Iterative: any depth."""
+    def pieces(node: BinOp) -> tuple:
+        wrap_left, wrap_right = _needs_brackets(node)
+        return (*(("(", node.left, ")") if wrap_left else (node.left,)), node.op,
+                *(("(", node.right, ")") if wrap_right else (node.right,)))
+
+    return render(expr, _leaf_token, pieces)
+
+
+def render(expr: Expr, leaf_text: Callable[[Expr], str], operator_pieces: Callable[[BinOp], tuple]) -> str:
+    """Text of a tree, without recursion: ``leaf_text(leaf)`` for a leaf, and for an operator node its
+    pieces in order, ``operator_pieces(node)``, each a string or an operand to render in its place."""
     out: list[str] = []
     stack: list[Expr | str] = [expr]  # a str is text to emit as it is
     while stack:
         item = stack.pop()
         if isinstance(item, str):
             out.append(item)
-        elif not isinstance(item, BinOp):
-            out.append(_leaf_token(item))
+        elif isinstance(item, BinOp):
+            stack.extend(reversed(operator_pieces(item)))
         else:
-            wrap_left, wrap_right = _needs_brackets(item)
-            stack.extend(reversed([*(("(", item.left, ")") if wrap_left else (item.left,)), item.op,
-                                   *(("(", item.right, ")") if wrap_right else (item.right,))]))
+            out.append(leaf_text(item))
     return "".join(out)
 
 
@@ -417,7 +410,15 @@ def rebuild(expr: Expr, leaf: Callable[[Expr], Expr], node_first: Callable[[BinO
     """A copy of ``expr`` with every leaf replaced by ``leaf(node)``, built bottom-up without recursion.
     ``node_first(op_node)``, when given, may return a replacement for a whole operator node (its
     operands are then not visited) or None to go on into it."""
-    results: list[Expr] = []
+    return fold(expr, leaf, BinOp, node_first)
+
+
+def fold(expr: Expr, leaf: Callable[[Expr], Any], combine: Callable[[str, Any, Any], Any],
+         node_first: Callable[[BinOp], Any | None] | None = None) -> Any:
+    """Bottom-up over a tree without recursion, left operand first: ``leaf(node)`` for a leaf,
+    ``combine(op, left_result, right_result)`` for an operator node; ``node_first(op_node)`` may give
+    a whole operator node's result before its operands are visited (None: visit them)."""
+    results: list[Any] = []
     stack: list[tuple[Expr, bool]] = [(expr, False)]
     while stack:
         node, operands_done = stack.pop()
@@ -425,7 +426,7 @@ def rebuild(expr: Expr, leaf: Callable[[Expr], Expr], node_first: Callable[[BinO
             results.append(leaf(node))
         elif operands_done:
             right = results.pop()
-            results.append(BinOp(node.op, results.pop(), right))
+            results.append(combine(node.op, results.pop(), right))
         elif node_first is not None and (replacement := node_first(node)) is not None:
             results.append(replacement)
         else:

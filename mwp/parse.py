@@ -25,7 +25,7 @@ from fractions import Fraction
 
 from mwp.expr import (BinOp, Expr, ExpressionError, ExpressionParseError, ExpressionTooLongError,
                       NotSolvableError, Num, NumberTooLargeError, Qty, UnbalancedBracketsError,
-                      UnknownSymbolError, Var, evaluate, iter_nodes, to_infix)
+                      UnknownSymbolError, Var, evaluate, iter_nodes, shorten, to_infix)
 from mwp.solve import from_sympy, solve_for_x, to_sympy  # noqa: F401 (from_sympy, to_sympy re-exported)
 
 # The data sets' longest equation has 102 characters and 97 tokens (Math23K), brackets 4 deep and
@@ -56,15 +56,10 @@ def parse_number(text: str) -> Fraction:
     except (NumberTooLargeError, ExpressionTooLongError):  # keep their own skip reasons
         raise
     except ExpressionError as err:
-        raise ExpressionParseError(f"not a number: {_cut(text)!r}") from err
+        raise ExpressionParseError(f"not a number: {shorten(text)!r}") from err
     if _contains(expr, (Var, Qty)):
         raise ExpressionParseError(f"not a number: {text!r}")
     return value
-
-
-def _cut(text: str, size: int = 80) -> str:
-    """Text for a message, cut short."""
-    return text if len(text) <= size else text[:size] + "..."
 
 
 def _contains(expr: Expr, kinds: tuple) -> bool:
@@ -94,13 +89,13 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
             continue
         m = _TOKEN_RE.match(text, pos)
         if not m or m.end() == pos:
-            raise UnknownSymbolError(f"unknown symbol {text[pos]!r} at {pos} in {_cut(text)!r}")
+            raise UnknownSymbolError(f"unknown symbol {text[pos]!r} at {pos} in {shorten(text)!r}")
         kind = m.lastgroup
         assert kind is not None
         tokens.append((kind, m.group(kind)))
         pos = m.end()
         if len(tokens) > MAX_EXPRESSION_TOKENS:
-            raise ExpressionTooLongError(f"expression of more than {MAX_EXPRESSION_TOKENS} tokens: {_cut(text)!r}")
+            raise ExpressionTooLongError(f"expression of more than {MAX_EXPRESSION_TOKENS} tokens: {shorten(text)!r}")
     return tokens
 
 
@@ -179,7 +174,7 @@ class _Parser:
             return Num(value, text)
         if kind == "qty":
             if len(text) > 7:  # N and at most six digits (mwp.expr.MAX_SLOT_INDEX)
-                raise UnknownSymbolError(f"slot {_cut(text, 20)!r} out of range in {self.source!r}")
+                raise UnknownSymbolError(f"slot {shorten(text, 20)!r} out of range in {self.source!r}")
             return Qty(int(text[1:]))
         if kind == "var":
             return Var("x")
@@ -203,7 +198,7 @@ class _Parser:
 def _number_token_value(text: str) -> Fraction:
     digits = len(text) - text.count(".") - text.count("%")
     if digits > MAX_NUMBER_DIGITS:
-        raise NumberTooLargeError(f"a number of {digits} digits (limit {MAX_NUMBER_DIGITS}): {_cut(text, 40)!r}")
+        raise NumberTooLargeError(f"a number of {digits} digits (limit {MAX_NUMBER_DIGITS}): {shorten(text, 40)!r}")
     if text.endswith("%"):
         return Fraction(text[:-1]) / 100
     return Fraction(text)
@@ -229,7 +224,7 @@ def _check_brackets(tokens: list[tuple[str, str]], text: str) -> None:
         if kind == "open":
             expected.append(")" if tok == "(" else "]")
             if len(expected) > MAX_BRACKET_DEPTH:
-                raise ExpressionTooLongError(f"brackets nested more than {MAX_BRACKET_DEPTH} deep in {_cut(text)!r}")
+                raise ExpressionTooLongError(f"brackets nested more than {MAX_BRACKET_DEPTH} deep in {shorten(text)!r}")
         elif kind == "close" and (not expected or expected.pop() != tok):
             raise UnbalancedBracketsError(f"unbalanced brackets in {text!r}")
     if expected:
@@ -251,7 +246,7 @@ def parse_equation(text: str) -> Equation:
     if len(parts) == 1:
         return Equation(Var("x"), parse_expression(parts[0]))
     if len(parts) != 2:
-        raise ExpressionParseError(f"more than one '=' in {_cut(text)!r}")
+        raise ExpressionParseError(f"more than one '=' in {shorten(text)!r}")
     return Equation(parse_expression(parts[0]), parse_expression(parts[1]))
 
 

@@ -28,6 +28,7 @@ from mwp.expr import (
     from_prefix,
     leaf_from_token,
     rebuild,
+    shorten,
     to_prefix,
 )
 from mwp.parse import equation_to_expression, parse_number
@@ -135,7 +136,7 @@ class Problem:
         except KeyError as err:
             raise ProblemError("bad_record", f"problem record without field {err}") from err
         except (ValueError, TypeError, AttributeError, OverflowError) as err:  # ExpressionError is a ValueError
-            raise ProblemError("bad_record", f"not a problem record: {type(err).__name__}: {_cut(str(err))}") from err
+            raise ProblemError("bad_record", f"not a problem record: {type(err).__name__}: {shorten(str(err))}") from err
 
     @classmethod
     def _from_dict(cls, data: dict[str, Any]) -> "Problem":
@@ -172,7 +173,7 @@ def _stored_number(raw: Any) -> Fraction:
         return check_size(Fraction(raw))
     node = leaf_from_token(raw) if isinstance(raw, str) else None
     if not isinstance(node, Num):
-        raise TypeError(f"{_cut(repr(raw))} is not a number")
+        raise TypeError(f"{shorten(repr(raw))} is not a number")
     return node.value
 
 
@@ -241,15 +242,10 @@ def parse_answer(raw: Any) -> Fraction:
         if isinstance(raw, str):
             return parse_number(raw.strip())
     except NumberTooLargeError as err:
-        raise ProblemError(err.reason, f"answer {_cut(str(raw))}: {err}") from err
+        raise ProblemError(err.reason, f"answer {shorten(str(raw))}: {err}") from err
     except ExpressionError as err:
-        raise ProblemError("bad_answer", f"answer {_cut(str(raw))!r} is not a number") from err
-    raise ProblemError("bad_answer", f"answer {_cut(repr(raw))} is not a number")
-
-
-def _cut(text: str, size: int = 80) -> str:
-    """Text for a message, cut short."""
-    return text if len(text) <= size else text[:size] + "..."
+        raise ProblemError("bad_answer", f"answer {shorten(str(raw))!r} is not a number") from err
+    raise ProblemError("bad_answer", f"answer {shorten(repr(raw))} is not a number")
 
 
 def _short(value: Fraction) -> str:

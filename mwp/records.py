@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
-from mwp.expr import BinOp, Expr, ExpressionError, Num
+from mwp.expr import BinOp, Expr, ExpressionError, Num, shorten
 from mwp.problem import Problem, ProblemError, build_problem
 
 
@@ -67,9 +67,9 @@ def build_all(records: Iterable[RawRecord], source: str, language: str | None = 
             if rec.error is not None:
                 raise rec.error
             if not isinstance(rec.text, str) or not isinstance(rec.equation, (str, BinOp, Num)):
-                raise ProblemError("bad_record", f"text or equation is not a string: {_cut(repr(rec.text))}, {_cut(repr(rec.equation))}")
+                raise ProblemError("bad_record", f"text or equation is not a string: {shorten(repr(rec.text))}, {shorten(repr(rec.equation))}")
             if rec.split is not None and not isinstance(rec.split, str):
-                raise ProblemError("bad_record", f"split {_cut(repr(rec.split))} is not a string")
+                raise ProblemError("bad_record", f"split {shorten(repr(rec.split))} is not a string")
             if rec.record_id in seen:
                 raise ProblemError("duplicate_id", f"id {rec.record_id!r} occurs more than once")
             problem = build_problem(rec.record_id, rec.text, rec.equation, rec.answer, source, language)
@@ -101,8 +101,8 @@ def per_record(records: Sequence[Any], make: Callable[[int, Any], RawRecord],
 def record_id(value: Any, index: int) -> str:
     """A record's id as text: a string or a number; anything else is a ``bad_record`` skip."""
     if isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        return _cut(str(value), 200)
-    raise ProblemError("bad_record", f"record #{index}: id {_cut(repr(value))} is not a string or a number")
+        return shorten(str(value), 200)
+    raise ProblemError("bad_record", f"record #{index}: id {shorten(repr(value))} is not a string or a number")
 
 
 def id_or_index(key: str) -> Callable[[int, Any], str]:
@@ -182,14 +182,14 @@ def required(path: Path, rec: dict, index: int, name: str, id_key: str | None = 
     """``rec[name]``; a record without it means the file is not in the format (DataFormatError)."""
     if name not in rec:
         rid = rec.get(id_key, f"#{index}") if id_key else f"#{index}"
-        raise DataFormatError(f"{path}: record {_cut(str(rid))} (#{index}) has no field {name!r}")
+        raise DataFormatError(f"{path}: record {shorten(str(rid))} (#{index}) has no field {name!r}")
     return rec[name]
 
 
 def text_field(value: Any, what: str) -> str:
     """A text field of a record; a ``bad_record`` skip when it is not a string."""
     if not isinstance(value, str):
-        raise ProblemError("bad_record", f"{what} is not a string: {_cut(repr(value))}")
+        raise ProblemError("bad_record", f"{what} is not a string: {shorten(repr(value))}")
     return value
 
 
@@ -201,8 +201,3 @@ def join_sentences(*parts: str) -> str:
             out[-1] += "."
         out.append(part)
     return " ".join(out)
-
-
-def _cut(text: str, size: int = 80) -> str:
-    """Text for a message, cut short."""
-    return text if len(text) <= size else text[:size] + "..."

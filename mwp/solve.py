@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from mwp.expr import (BinOp, EquationTooHardError, Expr, ExpressionError, NotSolvableError, Num, Qty, Var,
-                      evaluate, format_number, iter_nodes)
+                      evaluate, format_number, iter_nodes, shorten)
 from mwp.timelimit import OutOfTime, cpu_time_limit
 
 if TYPE_CHECKING:
@@ -29,11 +29,6 @@ MAX_SOLVE_DEGREE = 2  # linear and quadratic; sympy's closed forms beyond are hu
 # limit interrupts. 64 is also the largest exact power mwp.expr.evaluate computes.
 MAX_SOLVE_EXPONENT = 64
 SOLVE_CPU_SECONDS = 0.5  # CPU time, not wall time: a loaded machine must not change what a data set reads
-
-
-def _cut(text: str, size: int = 80) -> str:
-    """Text for a message, cut short."""
-    return text if len(text) <= size else text[:size] + "..."
 
 
 def solve_for_x(eq: Equation, answer: Fraction | None = None) -> Expr:
@@ -57,7 +52,7 @@ def solve_for_x(eq: Equation, answer: Fraction | None = None) -> Expr:
     except ExpressionError:
         raise
     except Exception as err:  # sympy's NotImplementedError, TypeError on a complex root, ...
-        raise NotSolvableError(f"sympy cannot solve it: {type(err).__name__}: {_cut(str(err))}") from err
+        raise NotSolvableError(f"sympy cannot solve it: {type(err).__name__}: {shorten(str(err))}") from err
     finally:
         global_parameters.evaluate, global_parameters.distribute, global_parameters.exp_is_pow = flags
 
@@ -235,5 +230,3 @@ def from_sympy(e, literals) -> Expr:
             return BinOp("/", Num(Fraction(1)), from_sympy(base ** -exp, literals))
         return BinOp("^", from_sympy(base, literals), from_sympy(exp, literals))
     raise NotSolvableError(f"cannot express the solution {e} as an arithmetic tree")
-
-

@@ -3,14 +3,15 @@
 Every literal becomes a positive sympy symbol, so the solution is an expression tree over the same
 literals. Limits, checked before sympy sees the equation: at most :data:`MAX_SOLVE_LEAVES` literals
 and x's, degree at most :data:`MAX_SOLVE_DEGREE` in x after clearing denominators, no x in an exponent
-or under a fractional power, no exponent beyond :data:`MAX_SOLVE_EXPONENT`; the solve itself gets :data:`SOLVE_CPU_SECONDS` of CPU time
-(:mod:`mwp.timelimit`). Beyond any of these: :class:`EquationTooHardError` (``equation_too_hard``).
+or under a fractional power, no exponent beyond :data:`MAX_SOLVE_EXPONENT`; the solve itself gets
+:data:`SOLVE_CPU_SECONDS` of CPU time (:mod:`mwp.timelimit`). Beyond any of these: :class:`EquationTooHardError` (``equation_too_hard``).
 Whatever else sympy raises (``NotImplementedError`` on an equation it has no method for, ...) becomes
 :class:`NotSolvableError`. sympy is imported lazily: the CLI's data commands must not pay for it.
 """
 from __future__ import annotations
 
 import functools
+import itertools
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -72,7 +73,7 @@ def _warm_up_sympy() -> None:
 def _check_solvable(eq: Equation) -> None:
     """Refuse, before sympy sees it, an equation beyond MAX_SOLVE_LEAVES or MAX_SOLVE_DEGREE."""
     leaves = 0
-    for node in (*iter_nodes(eq.lhs), *iter_nodes(eq.rhs)):
+    for node in itertools.chain(iter_nodes(eq.lhs), iter_nodes(eq.rhs)):
         if isinstance(node, Qty):
             raise NotSolvableError("quantity slot inside an equation to solve")
         leaves += not isinstance(node, BinOp)

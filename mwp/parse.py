@@ -4,6 +4,18 @@ Data is parsed, never evaluated as code: the tokenizer accepts only numbers, the
 quantity slots ``N0``, ``N1``, ... and the operators ``+ - * / ^`` with ``( ) [ ]``. Everything else
 raises :class:`ExpressionParseError`. Equations with the unknown elsewhere than alone on one side
 are solved for x with sympy, from the parsed tree (never from the string).
+
+Limits (every entry point raises only :class:`~mwp.expr.ExpressionError` subclasses, in bounded time):
+
+- text of more than :data:`MAX_EXPRESSION_CHARS` characters or :data:`MAX_EXPRESSION_TOKENS` tokens, or
+  brackets nested deeper than :data:`MAX_BRACKET_DEPTH`: :class:`ExpressionTooLongError`
+  (``expression_too_long``). The parser recurses only per bracket level; chains of operators, powers
+  and signs are read in loops.
+- a written number of more than :data:`MAX_NUMBER_DIGITS` digits, a value beyond
+  :data:`mwp.expr.MAX_EXACT_BITS`: :class:`NumberTooLargeError` (``number_too_large``).
+- solving for x (:mod:`mwp.solve`, re-exported here): bounded in size, degree and CPU time,
+  :class:`EquationTooHardError` (``equation_too_hard``) beyond; whatever else sympy raises becomes
+  :class:`NotSolvableError`.
 """
 from __future__ import annotations
 
@@ -11,8 +23,18 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from mwp.expr import (BinOp, Expr, ExpressionError, ExpressionParseError, NotSolvableError, Num, Qty,
-                      UnbalancedBracketsError, UnknownSymbolError, Var, evaluate, iter_nodes, to_infix)
+from mwp.expr import (BinOp, Expr, ExpressionError, ExpressionParseError, ExpressionTooLongError,
+                      NotSolvableError, Num, NumberTooLargeError, Qty, UnbalancedBracketsError,
+                      UnknownSymbolError, Var, evaluate, iter_nodes, shorten, to_infix)
+from mwp.solve import from_sympy, solve_for_x, to_sympy  # noqa: F401 (from_sympy, to_sympy re-exported)
+
+# The data sets' longest equation has 102 characters and 97 tokens (Math23K), brackets 4 deep and
+# numbers of 18 digits (MAWPS): these limits leave a wide margin and still bound every tree a reader
+# builds (at most 300 tokens: depth at most 150, safe for the recursive code of the other layers).
+MAX_EXPRESSION_CHARS = 1000
+MAX_EXPRESSION_TOKENS = 300
+MAX_BRACKET_DEPTH = 30  # the parser recurses 5 calls a bracket level: 150 frames at most
+MAX_NUMBER_DIGITS = 30  # digits of one written number (digits after the point included)
 
 # ---------------------------------------------------------------- numbers
 
@@ -21,15 +43,20 @@ _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?%?|\.\d+%?")
 
 def parse_number(text: str) -> Fraction:
     """Exact value of a number as written in data: ``12``, ``3.50``, ``40%``, ``1,000``, ``3/4``,
-    ``(3/4)``, mixed ``3((2)/(3))``. Raises :class:`ExpressionParseError` otherwise."""
+    ``(3/4)``, mixed ``3((2)/(3))``. Raises :class:`ExpressionParseError` otherwise
+    (:class:`NumberTooLargeError`, :class:`ExpressionTooLongError` beyond the limits above)."""
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise NumberTooLargeError(f"a number of {len(text)} characters")
     cleaned = text.strip().replace(",", "").replace("，", "")
     if not cleaned:
         raise ExpressionParseError("empty number")
     try:
         expr = parse_expression(cleaned)
         value = evaluate(expr)
+    except (NumberTooLargeError, ExpressionTooLongError):  # keep their own skip reasons
+        raise
     except ExpressionError as err:
-        raise ExpressionParseError(f"not a number: {text!r}") from err
+        raise ExpressionParseError(f"not a number: {shorten(text)!r}") from err
     if _contains(expr, (Var, Qty)):
         raise ExpressionParseError(f"not a number: {text!r}")
     return value
@@ -51,6 +78,8 @@ _FULLWIDTH = str.maketrans({"（": "(", "）": ")", "［": "[", "］": "]", "＋
 
 
 def _tokenize(text: str) -> list[tuple[str, str]]:
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise ExpressionTooLongError(f"expression of {len(text)} characters (limit {MAX_EXPRESSION_CHARS})")
     text = text.translate(_FULLWIDTH).replace("**", "^")
     tokens: list[tuple[str, str]] = []
     pos = 0
@@ -60,17 +89,20 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
             continue
         m = _TOKEN_RE.match(text, pos)
         if not m or m.end() == pos:
-            raise UnknownSymbolError(f"unknown symbol {text[pos]!r} at {pos} in {text!r}")
+            raise UnknownSymbolError(f"unknown symbol {text[pos]!r} at {pos} in {shorten(text)!r}")
         kind = m.lastgroup
         assert kind is not None
         tokens.append((kind, m.group(kind)))
         pos = m.end()
+        if len(tokens) > MAX_EXPRESSION_TOKENS:
+            raise ExpressionTooLongError(f"expression of more than {MAX_EXPRESSION_TOKENS} tokens: {shorten(text)!r}")
     return tokens
 
 
 class _Parser:
     """Recursive descent: expr := term (('+'|'-') term)*; term := power (('*'|'/') power)*;
-    power := unary ('^' power)?; unary := '-' unary | atom; atom := number [mixed] | N_i | x | (expr)."""
+    power := unary ('^' power)?; unary := '-' unary | atom; atom := number [mixed] | N_i | x | (expr).
+    Chains (``1+2+...``, ``2^2^...``, ``--...1``) are loops; only a bracket level recurses."""
 
     def __init__(self, tokens: list[tuple[str, str]], source: str):
         self.tokens = tokens
@@ -102,24 +134,29 @@ class _Parser:
         return node
 
     def power(self) -> Expr:
-        node = self.unary()
-        if (tok := self.peek()) and tok[1] == "^":
+        operands = [self.unary()]
+        while (tok := self.peek()) and tok[1] == "^":
             self.i += 1
-            node = BinOp("^", node, self.power())
+            operands.append(self.unary())
+        node = operands.pop()
+        while operands:  # right associative: 2^3^2 is 2^(3^2)
+            node = BinOp("^", operands.pop(), node)
         return node
 
     def unary(self) -> Expr:
-        tok = self.peek()
-        if tok and tok[1] == "-":
+        signs = []
+        while (tok := self.peek()) and tok[1] in ("-", "+"):
             self.i += 1
-            operand = self.unary()
-            if isinstance(operand, Num):
-                return Num(-operand.value, "-" + operand.text)
-            return BinOp("-", Num(Fraction(0)), operand)
-        if tok and tok[1] == "+":
-            self.i += 1
-            return self.unary()
-        return self.atom()
+            signs.append(tok[1])
+        node = self.atom()
+        for sign in reversed(signs):  # the innermost sign first
+            if sign == "+":
+                continue
+            if isinstance(node, Num):
+                node = Num(-node.value, "-" + node.text)
+            else:
+                node = BinOp("-", Num(Fraction(0)), node)
+        return node
 
     def atom(self) -> Expr:
         kind, text = self.take()
@@ -136,6 +173,8 @@ class _Parser:
                 return Num(value + evaluate(frac), f"{text}({to_infix(frac)})")
             return Num(value, text)
         if kind == "qty":
+            if len(text) > 7:  # N and at most six digits (mwp.expr.MAX_SLOT_INDEX)
+                raise UnknownSymbolError(f"slot {shorten(text, 20)!r} out of range in {self.source!r}")
             return Qty(int(text[1:]))
         if kind == "var":
             return Var("x")
@@ -157,6 +196,9 @@ class _Parser:
 
 
 def _number_token_value(text: str) -> Fraction:
+    digits = len(text) - text.count(".") - text.count("%")
+    if digits > MAX_NUMBER_DIGITS:
+        raise NumberTooLargeError(f"a number of {digits} digits (limit {MAX_NUMBER_DIGITS}): {shorten(text, 40)!r}")
     if text.endswith("%"):
         return Fraction(text[:-1]) / 100
     return Fraction(text)
@@ -169,21 +211,20 @@ def parse_expression(text: str) -> Expr:
         raise ExpressionParseError("empty expression")
     _check_brackets(tokens, text)
     parser = _Parser(tokens, text)
-    try:
-        node = parser.expr()
-    except RecursionError as err:  # "((((...1))))" or "----1" thousands deep: not an equation of ours
-        raise ExpressionParseError(f"expression nested too deeply: {text[:40]!r}...") from err
+    node = parser.expr()
     if parser.peek() is not None:
         raise ExpressionParseError(f"unexpected {parser.peek()[1]!r} in {text!r}")  # type: ignore[index]
     return node
 
 
 def _check_brackets(tokens: list[tuple[str, str]], text: str) -> None:
-    """Every ``(`` closes with ``)`` and every ``[`` with ``]``."""
+    """Every ``(`` closes with ``)`` and every ``[`` with ``]``, at most MAX_BRACKET_DEPTH deep."""
     expected: list[str] = []
     for kind, tok in tokens:
         if kind == "open":
             expected.append(")" if tok == "(" else "]")
+            if len(expected) > MAX_BRACKET_DEPTH:
+                raise ExpressionTooLongError(f"brackets nested more than {MAX_BRACKET_DEPTH} deep in {shorten(text)!r}")
         elif kind == "close" and (not expected or expected.pop() != tok):
             raise UnbalancedBracketsError(f"unbalanced brackets in {text!r}")
     if expected:
@@ -198,12 +239,14 @@ class Equation:
 
 def parse_equation(text: str) -> Equation:
     """Parse ``lhs=rhs`` or a bare expression (read as ``x=expr``)."""
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise ExpressionTooLongError(f"equation of {len(text)} characters (limit {MAX_EXPRESSION_CHARS})")
     # MAWPS names the unknown now and then ("hours=4.0*0.5/3.0"): a bare word left of '=' is x.
     parts = re.sub(r"^\s*[A-Za-z_]+\s*=", "x=", text.translate(_FULLWIDTH)).split("=")
     if len(parts) == 1:
         return Equation(Var("x"), parse_expression(parts[0]))
     if len(parts) != 2:
-        raise ExpressionParseError(f"more than one '=' in {text!r}")
+        raise ExpressionParseError(f"more than one '=' in {shorten(text)!r}")
     return Equation(parse_expression(parts[0]), parse_expression(parts[1]))
 
 
@@ -220,99 +263,3 @@ def equation_to_expression(text: str, answer: Fraction | None = None) -> Expr:
     if not lhs_x and not rhs_x:
         raise NotSolvableError(f"no unknown in {text!r}")
     return solve_for_x(eq, answer)
-
-
-def solve_for_x(eq: Equation, answer: Fraction | None = None) -> Expr:
-    """Solve an equation in x symbolically: every literal becomes a sympy symbol, so the solution is
-    an expression tree over the same literals (``(7*x)+4=(3*x)-20`` gives ``(-20-4)/(7-3)``-like)."""
-    import sympy
-
-    x = sympy.Symbol("x")
-    literals: dict = {}
-
-    def literal(node: Expr):
-        if isinstance(node, Var):
-            return x
-        if isinstance(node, Qty):
-            raise NotSolvableError("quantity slot inside an equation to solve")
-        sym = sympy.Symbol(f"c{len(literals)}", positive=True)
-        literals[sym] = node
-        return sym
-
-    lhs, rhs = to_sympy(eq.lhs, literal), to_sympy(eq.rhs, literal)
-    solutions = sympy.solve(sympy.Eq(lhs, rhs), x)
-    if len(solutions) > 1 and answer is not None:
-        # Several roots (a quadratic): keep the one the record's answer names.
-        values = {sym: sympy.Rational(n.value.numerator, n.value.denominator) for sym, n in literals.items()}
-        solutions = [s for s in solutions if abs(complex(s.subs(values).evalf()) - float(answer)) <= 1e-4 * max(1.0, abs(float(answer)))]
-    if len(solutions) != 1:
-        raise NotSolvableError(f"{len(solutions)} solutions for x")
-    return from_sympy(solutions[0], literals)
-
-
-def to_sympy(expr: Expr, leaf):
-    """The sympy expression of a tree; ``leaf(node)`` gives the sympy object of each leaf. Built from
-    the tree, never from a string."""
-    if isinstance(expr, BinOp):
-        left, right = to_sympy(expr.left, leaf), to_sympy(expr.right, leaf)
-        if expr.op == "+":
-            return left + right
-        if expr.op == "-":
-            return left - right
-        if expr.op == "*":
-            return left * right
-        if expr.op == "/":
-            return left / right
-        return left ** right
-    return leaf(expr)
-
-
-def from_sympy(e, literals) -> Expr:
-    """A tree for the sympy expression ``e``; ``literals`` maps its symbols back to leaves. Raises
-    :class:`NotSolvableError` for what arithmetic trees cannot write (roots, functions)."""
-    import sympy
-
-    if e in literals:
-        return literals[e]
-    if e.is_Rational:
-        return Num(Fraction(int(e.p), int(e.q)))
-    if e.is_Add:
-        pos, neg = [], []
-        for term in e.as_ordered_terms():
-            coeff, rest = term.as_coeff_Mul()
-            (neg if coeff < 0 else pos).append(-term if coeff < 0 else term)
-        node = from_sympy(pos[0], literals) if pos else Num(Fraction(0))
-        for term in pos[1:]:
-            node = BinOp("+", node, from_sympy(term, literals))
-        for term in neg:
-            node = BinOp("-", node, from_sympy(term, literals))
-        return node
-    if e.is_Mul:
-        coeff, rest = e.as_coeff_Mul()
-        if coeff < 0:
-            # -(a+b)/(c-d) is written (a+b)/(d-c) (or with the sign moved into the numerator), so
-            # the tree needs no literal 0 that the text does not hold.
-            num, den = sympy.fraction(-e)
-            if den.is_Add:
-                return BinOp("/", from_sympy(num, literals), from_sympy(sympy.expand(-den), literals))
-            if num.is_Add:
-                return BinOp("/", from_sympy(sympy.expand(-num), literals), from_sympy(den, literals))
-            return BinOp("-", Num(Fraction(0)), from_sympy(-e, literals))
-        num, den = sympy.fraction(e)
-        if den != 1 and num.is_Add and all(t.as_coeff_Mul()[0] < 0 for t in num.args):
-            num, den = sympy.expand(-num), sympy.expand(-den)
-        if den != 1:
-            return BinOp("/", from_sympy(num, literals), from_sympy(den, literals))
-        factors = e.as_ordered_factors()
-        node = from_sympy(factors[0], literals)
-        for f in factors[1:]:
-            node = BinOp("*", node, from_sympy(f, literals))
-        return node
-    if e.is_Pow:
-        base, exp = e.as_base_exp()
-        if exp.is_negative:
-            return BinOp("/", Num(Fraction(1)), from_sympy(base ** -exp, literals))
-        return BinOp("^", from_sympy(base, literals), from_sympy(exp, literals))
-    raise NotSolvableError(f"cannot express the solution {e} as an arithmetic tree")
-
-

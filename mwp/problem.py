@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
@@ -18,11 +19,16 @@ from mwp.expr import (
     Expr,
     ExpressionError,
     Num,
+    NumberTooLargeError,
     Qty,
     answers_match,
+    check_size,
     evaluate,
     format_number,
     from_prefix,
+    leaf_from_token,
+    rebuild,
+    shorten,
     to_prefix,
 )
 from mwp.parse import equation_to_expression, parse_number
@@ -120,13 +126,29 @@ class Problem:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Problem":
+        """The problem :meth:`to_dict` wrote. A record that is not one (a missing field, a value of the
+        wrong type, a number beyond :data:`mwp.expr.MAX_EXACT_BITS`) raises :class:`ProblemError`
+        ``bad_record``, never another error type."""
+        try:
+            return cls._from_dict(data)
+        except ProblemError:
+            raise
+        except KeyError as err:
+            raise ProblemError("bad_record", f"problem record without field {err}") from err
+        except (ValueError, TypeError, AttributeError, OverflowError) as err:  # ExpressionError is a ValueError
+            raise ProblemError("bad_record", f"not a problem record: {type(err).__name__}: {shorten(str(err))}") from err
+
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any]) -> "Problem":
         prov = data.get("provenance", {})
+        if not isinstance(prov, dict):
+            raise TypeError(f"provenance is a {type(prov).__name__}")
         return cls(
             id=str(data["id"]),
-            sentences=tuple(tuple(s) for s in data["sentences"]),
-            quantities=tuple(Quantity(Fraction(v), int(s), int(t), str(surf)) for v, s, t, surf in data["quantities"]),
+            sentences=tuple(_stored_tokens(s) for s in data["sentences"]),
+            quantities=tuple(Quantity(_stored_number(v), int(s), int(t), str(surf)) for v, s, t, surf in data["quantities"]),
             expression=from_prefix(data["expression"]),
-            answer=Fraction(data["answer"]),
+            answer=_stored_number(data["answer"]),
             language=data.get("language", "en"),
             provenance=Provenance(
                 source=prov.get("source", "unknown"),
@@ -136,6 +158,23 @@ class Problem:
                 detail=prov.get("detail", ""),
             ),
         )
+
+
+def _stored_tokens(sentence: Any) -> tuple[str, ...]:
+    if not isinstance(sentence, (list, tuple)) or not all(isinstance(tok, str) for tok in sentence):
+        raise TypeError("a sentence is not a list of strings")
+    return tuple(sentence)
+
+
+def _stored_number(raw: Any) -> Fraction:
+    """A number as :meth:`Problem.to_dict` writes it (``format_number`` text) or a JSON integer;
+    bounded like every value (no ``1e999999999``)."""
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return check_size(Fraction(raw))
+    node = leaf_from_token(raw) if isinstance(raw, str) else None
+    if not isinstance(node, Num):
+        raise TypeError(f"{shorten(repr(raw))} is not a number")
+    return node.value
 
 
 def find_quantities(sentences: Sequence[Sequence[str]], language: str = "en") -> list[Quantity]:
@@ -164,39 +203,49 @@ def map_numbers(expr: Expr, quantities: Sequence[Quantity], constants: Iterable[
 
     fraction_slot = {q.value: i for i, q in reversed(list(enumerate(quantities))) if "/" in q.surface}
 
-    def walk(node: Expr) -> Expr:
-        if (isinstance(node, BinOp) and node.op == "/" and isinstance(node.left, Num)
-                and isinstance(node.right, Num) and node.right.value != 0):
+    def whole_fraction(node: BinOp) -> Expr | None:
+        if (node.op == "/" and isinstance(node.left, Num) and isinstance(node.right, Num)
+                and node.right.value != 0):
             # "(7/8)" in Math23K is one quantity of the text, written as a division in the equation.
             value = node.left.value / node.right.value
             if value in fraction_slot:
                 return Qty(fraction_slot[value])
+        return None
+
+    def leaf(node: Expr) -> Expr:
         if isinstance(node, Num):
             if node.value in first_slot:
                 return Qty(first_slot[node.value])
             if node.value in allowed:
                 return node
             raise ProblemError("number_missing_from_text", f"number {node.text or format_number(node.value)} is not in the text")
-        if isinstance(node, BinOp):
-            return BinOp(node.op, walk(node.left), walk(node.right))
         return node
 
-    return walk(expr)
+    return rebuild(expr, leaf, whole_fraction)
 
 
 def parse_answer(raw: Any) -> Fraction:
-    if isinstance(raw, bool):
-        raise ProblemError("bad_answer", f"answer {raw!r} is not a number")
-    if isinstance(raw, Fraction):
-        return raw
-    if isinstance(raw, (int, float)):
-        return Fraction(str(raw))
-    if isinstance(raw, str):
-        try:
+    """The exact value of a record's answer: a number, or a string :func:`parse_number` reads.
+    :class:`ProblemError` ``bad_answer`` otherwise (NaN and infinities included), ``number_too_large``
+    beyond :data:`mwp.expr.MAX_EXACT_BITS` or :data:`mwp.parse.MAX_NUMBER_DIGITS` digits."""
+    try:
+        if isinstance(raw, bool):
+            raise ProblemError("bad_answer", f"answer {raw!r} is not a number")
+        if isinstance(raw, Fraction):
+            return check_size(raw)
+        if isinstance(raw, int):
+            return check_size(Fraction(raw))
+        if isinstance(raw, float):
+            if not math.isfinite(raw):
+                raise ProblemError("bad_answer", f"answer {raw!r} is not a finite number")
+            return check_size(Fraction(str(raw)))
+        if isinstance(raw, str):
             return parse_number(raw.strip())
-        except ExpressionError as err:
-            raise ProblemError("bad_answer", f"answer {raw!r} is not a number") from err
-    raise ProblemError("bad_answer", f"answer {raw!r} is not a number")
+    except NumberTooLargeError as err:
+        raise ProblemError(err.reason, f"answer {shorten(str(raw))}: {err}") from err
+    except ExpressionError as err:
+        raise ProblemError("bad_answer", f"answer {shorten(str(raw))!r} is not a number") from err
+    raise ProblemError("bad_answer", f"answer {shorten(repr(raw))} is not a number")
 
 
 def _short(value: Fraction) -> str:

@@ -1,0 +1,203 @@
+"""What every dataset reader shares: the read result with its counted skips, the raw record, building
+records into Problems, and reading a JSON file without a traceback.
+
+The rule (issue #16): a record that fails is a counted skip with its reason, never the end of the file.
+Each reader does its per-record work through :func:`per_record`, so whatever a malformed record raises
+there is a :class:`ProblemError` naming the record; only a file that is not in the format at all (not
+JSON, a record without its fields) raises :class:`DataFormatError`, naming the file and the record.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
+
+from mwp.expr import BinOp, Expr, ExpressionError, Num, shorten
+from mwp.problem import Problem, ProblemError, build_problem
+
+
+class DataFormatError(ValueError):
+    """The file is not in the expected format; the message names the file and the record."""
+
+
+class SkippedRecord(NamedTuple):
+    record_id: str
+    reason: str
+    message: str
+
+
+@dataclass
+class ReadResult:
+    problems: list[Problem]
+    skipped: Counter = field(default_factory=Counter)  # reason -> number of records
+    skipped_examples: list[SkippedRecord] = field(default_factory=list)  # every skipped record
+    splits: dict[str, str] = field(default_factory=dict)  # problem id -> split name, when the data has one
+    source: str = ""  # format name
+    duplicates: dict[str, str] = field(default_factory=dict)  # dropped id -> id of its kept twin
+
+    @property
+    def total(self) -> int:
+        """Records read: usable plus skipped."""
+        return len(self.problems) + sum(self.skipped.values())
+
+    def skip(self, record_id: str, err: ProblemError) -> None:
+        self.skipped[err.reason] += 1
+        self.skipped_examples.append(SkippedRecord(record_id, err.reason, str(err)))
+
+
+class RawRecord(NamedTuple):
+    """One record as a format gives it, before it becomes a Problem."""
+
+    record_id: str
+    text: str
+    equation: str | Expr
+    answer: Any
+    split: str | None = None
+    error: ProblemError | None = None  # a skip the reader found before build_problem
+
+
+def build_all(records: Iterable[RawRecord], source: str, language: str | None = None) -> ReadResult:
+    """Build every record with :func:`build_problem`, counting skips; ids must be unique."""
+    result = ReadResult(problems=[], source=source)
+    seen: set[str] = set()
+    for rec in records:
+        try:
+            if rec.error is not None:
+                raise rec.error
+            if not isinstance(rec.text, str) or not isinstance(rec.equation, (str, BinOp, Num)):
+                raise ProblemError("bad_record", f"text or equation is not a string: {shorten(repr(rec.text))}, {shorten(repr(rec.equation))}")
+            if rec.split is not None and not isinstance(rec.split, str):
+                raise ProblemError("bad_record", f"split {shorten(repr(rec.split))} is not a string")
+            if rec.record_id in seen:
+                raise ProblemError("duplicate_id", f"id {rec.record_id!r} occurs more than once")
+            problem = build_problem(rec.record_id, rec.text, rec.equation, rec.answer, source, language)
+        except ProblemError as err:
+            result.skip(rec.record_id, err)
+            continue
+        except ExpressionError as err:  # build_problem converts these; a guard, so none ends the file
+            result.skip(rec.record_id, ProblemError(err.reason, str(err)))
+            continue
+        seen.add(rec.record_id)
+        result.problems.append(problem)
+        if rec.split is not None:
+            result.splits[problem.id] = rec.split
+    return result
+
+
+def per_record(records: Sequence[Any], make: Callable[[int, Any], RawRecord],
+               name: Callable[[int, Any], str]) -> Iterator[RawRecord]:
+    """``make(i, record)`` for each record; a :class:`ProblemError` it raises becomes a skipped
+    RawRecord named ``name(i, record)``. A :class:`DataFormatError` (the file is not in the format)
+    goes through."""
+    for i, rec in enumerate(records):
+        try:
+            yield make(i, rec)
+        except ProblemError as err:
+            yield RawRecord(name(i, rec), "", "", None, error=err)
+
+
+def record_id(value: Any, index: int) -> str:
+    """A record's id as text: a string or a number; anything else is a ``bad_record`` skip."""
+    if isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return shorten(str(value), 200)
+    raise ProblemError("bad_record", f"record #{index}: id {shorten(repr(value))} is not a string or a number")
+
+
+def id_or_index(key: str) -> Callable[[int, Any], str]:
+    """A namer for :func:`per_record`: the record's ``key`` field when it is a usable id, else ``#i``."""
+    def name(index: int, rec: Any) -> str:
+        try:
+            return record_id(rec.get(key), index) if isinstance(rec, dict) and key in rec else f"#{index}"
+        except ProblemError:
+            return f"#{index}"
+    return name
+
+
+def json_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DataFormatError(f"{path}: not UTF-8 text: {err}") from err
+
+
+def jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, line) of each non-blank line; :class:`DataFormatError` if the file is not UTF-8."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line_no, line in enumerate(fh, 1):
+                if line.strip():
+                    yield line_no, line
+    except UnicodeDecodeError as err:
+        raise DataFormatError(f"{path}: not UTF-8 text: {err}") from err
+
+
+def _json_int(text: str) -> int | str:
+    """JSON integers as ints, except those Python refuses to convert (over 4,300 digits): kept as text,
+    so the record holding one is skipped by its reader (``number_too_large``) instead of the file failing."""
+    return int(text) if len(text) <= 4000 else text
+
+
+def json_loads(text: str, where: str) -> Any:
+    """One JSON document; :class:`DataFormatError` naming ``where`` if it is not one."""
+    try:
+        return json.loads(text, parse_int=_json_int)
+    except RecursionError as err:
+        raise DataFormatError(f"{where}: JSON nested too deeply") from err
+    except ValueError as err:  # JSONDecodeError included
+        raise DataFormatError(f"{where}: not JSON: {err}") from err
+
+
+def load_json(path: Path) -> Any:
+    """A JSON document, or a stream of concatenated JSON objects (the original Math23K file)."""
+    text = json_text(path)
+    try:
+        return json_loads(text, str(path))
+    except DataFormatError as first_err:
+        decoder, pos, items = json.JSONDecoder(parse_int=_json_int), 0, []
+        while True:
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            if pos >= len(text):
+                break
+            try:
+                item, pos = decoder.raw_decode(text, pos)
+            except (ValueError, RecursionError):
+                raise first_err from None
+            items.append(item)
+        return items
+
+
+def records_of(path: Path, data: Any) -> list[dict]:
+    if not isinstance(data, list):
+        raise DataFormatError(f"{path}: expected a list of records, got {type(data).__name__}")
+    for i, rec in enumerate(data):
+        if not isinstance(rec, dict):
+            raise DataFormatError(f"{path}: record #{i} is a {type(rec).__name__}, not an object")
+    return data
+
+
+def required(path: Path, rec: dict, index: int, name: str, id_key: str | None = None) -> Any:
+    """``rec[name]``; a record without it means the file is not in the format (DataFormatError)."""
+    if name not in rec:
+        rid = rec.get(id_key, f"#{index}") if id_key else f"#{index}"
+        raise DataFormatError(f"{path}: record {shorten(str(rid))} (#{index}) has no field {name!r}")
+    return rec[name]
+
+
+def text_field(value: Any, what: str) -> str:
+    """A text field of a record; a ``bad_record`` skip when it is not a string."""
+    if not isinstance(value, str):
+        raise ProblemError("bad_record", f"{what} is not a string: {shorten(repr(value))}")
+    return value
+
+
+def join_sentences(*parts: str) -> str:
+    """Join text parts so each part stays its own sentence (a body without a final stop gets one)."""
+    out = []
+    for part in (p.strip() for p in parts if p and p.strip()):
+        if out and out[-1][-1] not in ".?!。？！,，":
+            out[-1] += "."
+        out.append(part)
+    return " ".join(out)

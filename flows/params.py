@@ -109,6 +109,9 @@ class AugmentSettings(Strict):
 
     @model_validator(mode="after")
     def _builds(self) -> "AugmentSettings":
+        from tasks.augment.registry import check_operators
+
+        check_operators(self.operators)
         self.config(seed=0)
         return self
 

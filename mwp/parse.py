@@ -20,13 +20,12 @@ Limits (every entry point raises only :class:`~mwp.expr.ExpressionError` subclas
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 
 from mwp.expr import (BinOp, Expr, ExpressionError, ExpressionParseError, ExpressionTooLongError,
                       NotSolvableError, Num, NumberTooLargeError, Qty, UnbalancedBracketsError,
                       UnknownSymbolError, Var, evaluate, iter_nodes, shorten, to_infix)
-from mwp.solve import from_sympy, solve_for_x, to_sympy  # noqa: F401 (from_sympy, to_sympy re-exported)
+from mwp.solve import Equation, from_sympy, solve_for_x, to_sympy  # noqa: F401 (re-exported)
 
 # The data sets' longest equation has 102 characters and 97 tokens (Math23K), brackets 4 deep and
 # numbers of 18 digits (MAWPS): these limits leave a wide margin and still bound every tree a reader
@@ -229,12 +228,6 @@ def _check_brackets(tokens: list[tuple[str, str]], text: str) -> None:
             raise UnbalancedBracketsError(f"unbalanced brackets in {text!r}")
     if expected:
         raise UnbalancedBracketsError(f"unbalanced brackets in {text!r}")
-
-
-@dataclass(frozen=True)
-class Equation:
-    lhs: Expr
-    rhs: Expr
 
 
 def parse_equation(text: str) -> Equation:

@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import functools
 import itertools
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from mwp.expr import (BinOp, EquationTooHardError, Expr, ExpressionError, NotSolvableError, Num, Qty, Var,
                       evaluate, format_number, iter_nodes, shorten)
 from mwp.timelimit import OutOfTime, cpu_time_limit
 
-if TYPE_CHECKING:
-    from mwp.parse import Equation
+
+@dataclass(frozen=True)
+class Equation:
+    """A parsed equation: both sides as trees (``x`` is :class:`mwp.expr.Var`)."""
+
+    lhs: Expr
+    rhs: Expr
+
 
 # The data's equations to solve (19 in MAWPS, none in Math23K) have at most 8 leaves, degree 2, and
 # solve in at most 0.16 s of CPU time once sympy is warm.
@@ -65,9 +71,13 @@ def _warm_up_sympy() -> None:
     work and a data set reads the same whichever record comes first."""
     import sympy
 
-    from mwp.parse import parse_equation
+    def frac(a: Expr, b: Expr) -> Expr:
+        return BinOp("/", a, b)
 
-    _solve(parse_equation("(40/(60+x))+(40/(60-x))=1.5"), Fraction(20), sympy)
+    sixty, x = Num(Fraction(60)), Var()
+    warm = Equation(BinOp("+", frac(Num(Fraction(40)), BinOp("+", sixty, x)), frac(Num(Fraction(40)), BinOp("-", sixty, x))),
+                    Num(Fraction(3, 2)))  # (40/(60+x))+(40/(60-x))=1.5
+    _solve(warm, Fraction(20), sympy)
 
 
 def _check_solvable(eq: Equation) -> None:

@@ -8,7 +8,7 @@ from typing import Sequence
 
 from mwp.problem import Problem
 from tasks.augment.base import AugmentConfig, CandidateBatch, rng_for
-from tasks.augment.registry import get_operator
+from tasks.augment.registry import check_operators, get_operator
 from tasks.augment.consistency import check_candidates
 from tasks.augment.leakage import HeldOut
 from tasks.augment.verify import dedupe, verify
@@ -20,6 +20,7 @@ def generate_candidates(pool: Sequence[Problem], config: AugmentConfig = Augment
     held-out problem, capped; ``rejected`` counts every drop by reason (operator reasons, verification
     reasons, ``check_*``, ``duplicate``, ``matches_<set>``, ``round_cap``). Each operator of
     ``config.operators`` gets an equal share of ``per_round_cap``."""
+    check_operators(config.operators)
     seed = config.round_seed(round_)
     names = list(dict.fromkeys(config.operators))
     share = None if config.per_round_cap is None else -(-config.per_round_cap // max(len(names), 1))

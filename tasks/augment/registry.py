@@ -27,6 +27,12 @@ NOT_OFFERED = {
 }
 
 
+def check_operators(names) -> None:
+    """A ValueError naming an unknown or unoffered operator and the known ones."""
+    for name in names:
+        get_operator(name)
+
+
 def get_operator(name: str) -> Operator:
     if name in OPERATORS:
         return OPERATORS[name]

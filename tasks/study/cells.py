@@ -34,6 +34,12 @@ class CellResult:
         return final.tests[test_set].answer_acc if final and test_set in final.tests else None
 
 
+def main_set(result: CellResult) -> str | None:
+    """The split's own test set (``comdiv``, ``iid``, ``sd``), not the train-side holdout."""
+    names = [n for n in (result.final.tests if result.final else {}) if n != "iid_holdout"]
+    return names[0] if names else None
+
+
 def load_cell(cell: Cell, run_dir: Path, mlflow_run_id: str | None, last_round: int | None = None) -> CellResult:
     """The cell's records up to ``last_round`` (its T; all completed rounds when None)."""
     done = [r for r in rundir.completed_rounds(run_dir) if last_round is None or r <= last_round]

@@ -16,7 +16,7 @@ def _plt():
 
 def accuracy_by_round(study):
     """Mean answer accuracy (main test set) and training seconds by round, loop-like arms, per split."""
-    from tasks.study.report import main_set
+    from tasks.study.cells import main_set
 
     plt = _plt()
     fig, (acc_ax, sec_ax) = plt.subplots(1, 2, figsize=(10, 4))

@@ -8,14 +8,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from tasks.study.cells import CellResult, compound_coverage, kept_sample
+from tasks.study.cells import CellResult, compound_coverage, kept_sample, main_set
 from tasks.study.stats import Interval, mean_std, paired_bootstrap
-
-
-def main_set(result: CellResult) -> str | None:
-    """The split's own test set (``comdiv``, ``iid``, ``sd``), not the train-side holdout."""
-    names = [n for n in (result.final.tests if result.final else {}) if n != "iid_holdout"]
-    return names[0] if names else None
 
 
 def _fmt(values: Sequence[float]) -> str:

@@ -133,8 +133,11 @@ def _threads(params: StudyParams) -> int:
     return params.torch_threads or max(1, (os.cpu_count() or 1) // params.workers)
 
 
-def _control_params(params: StudyParams, cell: Cell, results: dict, parent: str) -> LoopParams:
-    """A control cell gets as many optimizer updates as its seed's loop cell had in the final round."""
+def _cell_params(params: StudyParams, cell: Cell, results: dict, parent: str) -> LoopParams:
+    """A cell's loop parameters; a control cell gets as many optimizer updates as its seed's loop cell
+    had in its final round."""
+    if cell.arm != "control":
+        return params.loop_params(cell, None, parent)
     loop = results.get(Cell(cell.solver, cell.split, "loop", cell.seed))
     epochs = None
     if loop is not None and loop.status == "done":
@@ -174,9 +177,7 @@ def _run_here(params: StudyParams, parent: str, logger) -> dict:
             results[cell] = done
             continue
         try:
-            loop_params = (_control_params(params, cell, results, parent) if cell.arm == "control"
-                           else params.loop_params(cell, None, parent))
-            outcome = run_cell(loop_params, _threads(params))
+            outcome = run_cell(_cell_params(params, cell, results, parent), _threads(params))
         except Exception as err:
             outcome = err
         _collect(cell, outcome, results, logger)
@@ -191,9 +192,7 @@ def _submit(params: StudyParams, cells: list[Cell], results: dict, parent: str) 
             results[cell] = done
             continue
         try:
-            loop_params = (_control_params(params, cell, results, parent) if cell.arm == "control"
-                           else params.loop_params(cell, None, parent))
-            submitted.append((cell, run_cell.submit(loop_params, _threads(params))))
+            submitted.append((cell, run_cell.submit(_cell_params(params, cell, results, parent), _threads(params))))
         except Exception as err:
             submitted.append((cell, err))
     return submitted

@@ -29,6 +29,7 @@ from mwp.expr import (
     leaf_from_token,
     rebuild,
     shorten,
+    to_infix,
     to_prefix,
 )
 from mwp.parse import equation_to_expression, parse_number
@@ -144,7 +145,7 @@ class Problem:
         if not isinstance(prov, dict):
             raise TypeError(f"provenance is a {type(prov).__name__}")
         return cls(
-            id=str(data["id"]),
+            id=_stored_id(data["id"]),
             sentences=tuple(_stored_tokens(s) for s in data["sentences"]),
             quantities=tuple(Quantity(_stored_number(v), int(s), int(t), str(surf)) for v, s, t, surf in data["quantities"]),
             expression=from_prefix(data["expression"]),
@@ -158,6 +159,13 @@ class Problem:
                 detail=prov.get("detail", ""),
             ),
         )
+
+
+def _stored_id(raw: Any) -> str:
+    """An id is a string (a number is read as its text); a list or an object is no id."""
+    if isinstance(raw, str) or (isinstance(raw, int) and not isinstance(raw, bool)):
+        return str(raw)
+    raise TypeError(f"id {shorten(repr(raw))} is not a string")
 
 
 def _stored_tokens(sentence: Any) -> tuple[str, ...]:
@@ -291,13 +299,14 @@ def build_problem(
         raw_expr = equation if not isinstance(equation, str) else equation_to_expression(equation, gold)
     except ExpressionError as err:
         raise ProblemError(err.reason, f"{err}") from err
+    shown = repr(equation) if isinstance(equation, str) else repr(shorten(to_infix(raw_expr)))  # a tree as infix text
     try:
         value = evaluate(raw_expr)
     except EvaluationError as err:
-        raise ProblemError(err.reason, f"equation {equation!r}: {err}") from err
+        raise ProblemError(err.reason, f"equation {shown}: {err}") from err
     answer_text = answer if isinstance(answer, str) else (repr(answer) if isinstance(answer, float) else None)
     if check_answer and not answer_agrees(value, gold, answer_text):
-        raise ProblemError("answer_mismatch", f"equation {equation!r} gives {_short(value)}, answer is {answer!r}")
+        raise ProblemError("answer_mismatch", f"equation {shown} gives {_short(value)}, answer is {answer!r}")
     expr = map_numbers(raw_expr, quantities, constants)
     return Problem(
         id=str(pid),

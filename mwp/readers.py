@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from mwp.asdiv import asdiv_answer, asdiv_equation, read_asdiv  # noqa: F401 (re-exported)
-from mwp.expr import Expr, ExpressionError, Num, from_prefix, leaf_from_token
+from mwp.expr import (Expr, ExpressionError, Num, Qty, answers_match, evaluate, format_number, from_prefix, iter_nodes,
+                      leaf_from_token, shorten)
 from mwp.parse import MAX_EXPRESSION_TOKENS, parse_number
 from mwp.problem import Problem, ProblemError
 from mwp.records import (DataFormatError, RawRecord, ReadResult, SkippedRecord, build_all,  # noqa: F401
-                         id_or_index, join_sentences, json_loads, jsonl_lines, load_json, per_record,
-                         record_id, records_of, required, text_field)
+                         id_or_index, join_sentences, json_kind, json_loads, jsonl_lines, load_json, per_record,
+                         record_id, records_of, require_problems, required, text_field)
 
 FORMATS = ("builtin", "mawps", "math23k", "svamp", "asdiv", "csv", "jsonl", "problems")
 
@@ -42,7 +43,8 @@ def read_math23k(path) -> ReadResult:
     """Math23K JSON (a list, or the original stream of objects): ``{"id", "original_text",
     "equation", "ans", "split"}``; Chinese, tokenized by character. Splits go to ``ReadResult.splits``."""
     path = Path(path)
-    recs = records_of(path, load_json(path))
+    data = load_json(path)
+    recs = records_of(path, [data] if isinstance(data, dict) else data)  # a stream of one object
     return build_all(per_record(recs, lambda i, r: RawRecord(
         record_id(required(path, r, i, "id"), i), required(path, r, i, "original_text", "id"),
         required(path, r, i, "equation", "id"), required(path, r, i, "ans", "id"), r.get("split")),
@@ -97,7 +99,9 @@ def read_toolkit_csv(path) -> ReadResult:
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:  # -sig: spreadsheets write a BOM
             reader = csv.DictReader(fh)
-            missing = {"Question", "Numbers", "Equation", "Answer"} - set(reader.fieldnames or ())
+            if reader.fieldnames is None:
+                raise DataFormatError(f"{path}: empty file (no CSV header)")
+            missing = {"Question", "Numbers", "Equation", "Answer"} - set(reader.fieldnames)
             if missing:
                 raise DataFormatError(f"{path}: missing CSV columns {sorted(missing)}")
             rows = list(reader)
@@ -109,6 +113,8 @@ def read_toolkit_csv(path) -> ReadResult:
             rid = (row.get("id") or row.get("ID") or str(i)).strip()
             if None in row.values():
                 raise DataFormatError(f"{path}: row {i} has fewer fields than the header")
+            if None in row:  # csv.DictReader's key for the fields beyond the header's
+                raise DataFormatError(f"{path}: row {i} has more fields than the header (a comma outside quotes?)")
             numbers = row["Numbers"].split()
             text = _PLACEHOLDER_RE.sub(
                 lambda m: numbers[int(m.group(1))] if int(m.group(1)) < len(numbers) else m.group(0),
@@ -145,8 +151,10 @@ def read_jsonl(path) -> ReadResult:
         line_no, rec = item
         if "language" in rec and rec["language"] not in _LANGUAGES:
             raise ProblemError("bad_record", f"line {line_no}: language {str(rec['language'])[:40]!r} is not en or zh")
-        return RawRecord(record_id(rec["id"], line_no), str(rec["text"]), str(rec["equation"]), rec["answer"],
-                         rec.get("split"))
+        if not isinstance(rec["equation"], str):
+            raise ProblemError("bad_record", f"line {line_no}: equation is not a string: {shorten(repr(rec['equation']))}")
+        return RawRecord(record_id(rec["id"], line_no), text_field(rec["text"], f"line {line_no}: text"),
+                         rec["equation"], rec["answer"], rec.get("split"))
 
     def name(_: int, item: tuple[int, dict]) -> str:
         try:
@@ -174,10 +182,14 @@ def read_problems(path) -> ReadResult:
     for file in files:
         for line_no, line in jsonl_lines(file):
             data = json_loads(line, f"{file}:{line_no}")
-            if not isinstance(data, dict) or not _PROBLEM_FIELDS <= set(data):
-                raise DataFormatError(f"{file}:{line_no}: not a problem record (fields {sorted(_PROBLEM_FIELDS)})")
+            if not isinstance(data, dict):
+                raise DataFormatError(f"{file}:{line_no}: not a problem record: {json_kind(data)}, not an object")
+            if not _PROBLEM_FIELDS <= set(data):
+                raise DataFormatError(f"{file}:{line_no}: not a problem record: no field "
+                                      f"{', '.join(repr(f) for f in sorted(_PROBLEM_FIELDS - set(data)))}")
             try:
                 problem = Problem.from_dict(data)
+                check_stored_problem(problem)
             except ProblemError as err:
                 result.skip(f"{file.name}:{line_no}", err)
                 continue
@@ -187,6 +199,29 @@ def read_problems(path) -> ReadResult:
             seen.add(problem.id)
             result.problems.append(problem)
     return result
+
+
+def check_stored_problem(problem: Problem) -> None:
+    """A stored record is checked like any other (issue #16): its language, each quantity at a token of
+    its sentences, each slot of the expression a quantity, and the answer the expression's value.
+    :class:`ProblemError` otherwise (``bad_record``, ``answer_mismatch``)."""
+    if problem.language not in _LANGUAGES:
+        raise ProblemError("bad_record", f"language {shorten(repr(problem.language))} is not en or zh")
+    for i, q in enumerate(problem.quantities):
+        if not (0 <= q.sentence < len(problem.sentences) and 0 <= q.token < len(problem.sentences[q.sentence])):
+            raise ProblemError("bad_record", f"quantity {i} ({shorten(q.surface)}) at sentence {q.sentence}, token "
+                                             f"{q.token}: no such token")
+    slots = [node.index for node in iter_nodes(problem.expression) if isinstance(node, Qty)]
+    beyond = [s for s in slots if not 0 <= s < len(problem.quantities)]
+    if beyond:
+        raise ProblemError("bad_record", f"expression uses N{beyond[0]} but the text has {len(problem.quantities)} quantities")
+    try:
+        value = evaluate(problem.expression, problem.values)
+    except ExpressionError as err:
+        raise ProblemError(err.reason, f"expression {shorten(' '.join(problem.prefix()))}: {err}") from err
+    if not answers_match(value, problem.answer):
+        raise ProblemError("answer_mismatch", f"expression {shorten(' '.join(problem.prefix()))} gives "
+                                              f"{format_number(value)[:40]}, answer is {format_number(problem.answer)[:40]}")
 
 
 READERS: dict[str, Callable[[Any], ReadResult]] = {
@@ -235,9 +270,18 @@ def load_dataset(fmt: str, path=None, **builtin_options: Any) -> ReadResult:
         raise ValueError(f"options {sorted(builtin_options)} apply only to the builtin corpus")
     if path is None:
         raise ValueError(f"format {fmt!r} needs a path")
-    if not (Path(path).is_file() or (fmt == "problems" and Path(path).is_dir())):
-        raise FileNotFoundError(f"{path}: no such file")
+    check_source_path(fmt, path)
     return drop_duplicates(READERS[fmt](path))
+
+
+def check_source_path(fmt: str, path: Any) -> None:
+    """The data file of ``fmt`` exists and is a file (a folder only for ``problems``):
+    FileNotFoundError or :class:`DataFormatError` naming it otherwise."""
+    path = Path(path)
+    if path.is_dir() and fmt != "problems":
+        raise DataFormatError(f"{path}: a folder, not a {fmt} file (only --format problems reads a folder)")
+    if not (path.is_file() or path.is_dir()):
+        raise FileNotFoundError(f"{path}: no such file")
 
 
 @dataclass(frozen=True)

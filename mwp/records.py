@@ -9,6 +9,7 @@ JSON, a record without its fields) raises :class:`DataFormatError`, naming the f
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,10 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from mwp.expr import BinOp, Expr, ExpressionError, Num, shorten
 from mwp.problem import Problem, ProblemError, build_problem
+
+
+# NUL and the other C0 controls but tab, newline and carriage return: binary junk, never a problem's text.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class DataFormatError(ValueError):
@@ -68,6 +73,10 @@ def build_all(records: Iterable[RawRecord], source: str, language: str | None = 
                 raise rec.error
             if not isinstance(rec.text, str) or not isinstance(rec.equation, (str, BinOp, Num)):
                 raise ProblemError("bad_record", f"text or equation is not a string: {shorten(repr(rec.text))}, {shorten(repr(rec.equation))}")
+            control = _CONTROL_RE.search(rec.text)
+            if control:
+                raise ProblemError("bad_record", f"text holds the control character U+{ord(control.group()):04X} "
+                                                 f"at {control.start()}: {shorten(repr(rec.text))}")
             if rec.split is not None and not isinstance(rec.split, str):
                 raise ProblemError("bad_record", f"split {shorten(repr(rec.split))} is not a string")
             if rec.record_id in seen:
@@ -116,16 +125,18 @@ def id_or_index(key: str) -> Callable[[int, Any], str]:
 
 
 def json_text(path: Path) -> str:
+    """The file's text; a UTF-8 byte order mark (Windows tools write one) is dropped."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as err:
         raise DataFormatError(f"{path}: not UTF-8 text: {err}") from err
 
 
 def jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, line) of each non-blank line; :class:`DataFormatError` if the file is not UTF-8."""
+    """(line number, line) of each non-blank line; :class:`DataFormatError` if the file is not UTF-8.
+    A byte order mark before the first line is dropped."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             for line_no, line in enumerate(fh, 1):
                 if line.strip():
                     yield line_no, line
@@ -152,6 +163,8 @@ def json_loads(text: str, where: str) -> Any:
 def load_json(path: Path) -> Any:
     """A JSON document, or a stream of concatenated JSON objects (the original Math23K file)."""
     text = json_text(path)
+    if not text.strip():
+        raise DataFormatError(f"{path}: empty file")
     try:
         return json_loads(text, str(path))
     except DataFormatError as first_err:
@@ -169,13 +182,34 @@ def load_json(path: Path) -> Any:
         return items
 
 
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words (``an object``, not ``dict``)."""
+    kinds = ((bool, "true or false"), (dict, "an object"), (list, "a list"), (str, "a string"), (int, "a number"),
+             (float, "a number"), (type(None), "null"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
+
+
 def records_of(path: Path, data: Any) -> list[dict]:
     if not isinstance(data, list):
-        raise DataFormatError(f"{path}: expected a list of records, got {type(data).__name__}")
+        raise DataFormatError(f"{path}: expected a list of records, got {json_kind(data)}")
     for i, rec in enumerate(data):
         if not isinstance(rec, dict):
-            raise DataFormatError(f"{path}: record #{i} is a {type(rec).__name__}, not an object")
+            raise DataFormatError(f"{path}: record #{i} is {json_kind(rec)}, not an object")
     return data
+
+
+def require_problems(result: ReadResult, where: Any) -> ReadResult:
+    """``result`` when it holds a usable problem. Otherwise :class:`DataFormatError` naming ``where``
+    (the file), how many records it read and why each was skipped, with the first skipped record:
+    a file with nothing to work on is an error, never an empty run."""
+    if result.problems:
+        return result
+    if not result.total:
+        raise DataFormatError(f"{where}: no records")
+    reasons = ", ".join(f"{reason} {n}" for reason, n in result.skipped.most_common())
+    first = result.skipped_examples[0]
+    raise DataFormatError(f"{where}: no usable problems: all {result.total} records skipped ({reasons}); "
+                          f"first: record {first.record_id}: {shorten(first.message, 160)}")
 
 
 def required(path: Path, rec: dict, index: int, name: str, id_key: str | None = None) -> Any:

@@ -11,8 +11,16 @@ import sys
 COMMAND_MODULES = ("flows.cli_data", "flows.cli_split", "flows.cli_run", "flows.cli_study")
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """A usage error is one line too (issue #16): the option, what is wrong, where the usage is.
+    Sub-command parsers are of this class as well (argparse makes them of their parent's class)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (`{self.prog} --help` shows the usage)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="compaug",
         description="Compositional data augmentation for math word problem solvers: inspect data, make "
                     "DBCA splits and the SD set, run the augmentation loop (paper 003).",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from mwp.readers import FORMATS
 
@@ -29,28 +28,24 @@ def register(subparsers) -> None:
 
 
 def describe(args: argparse.Namespace) -> int:
-    from mwp.readers import DataFormatError, load_dataset, summary
+    """Errors are raised for flows/cli.py to print in one line (exit status 2); a file that holds no
+    usable problem is described, then reported as an error."""
+    from mwp.readers import load_dataset, require_problems, summary
 
     if args.fmt != "builtin" and not args.path:
-        print(f"compaug data describe: --format {args.fmt} needs a PATH", file=sys.stderr)
-        return 2
+        raise ValueError(f"--format {args.fmt} needs a PATH")
     if args.fmt == "builtin" and args.path:
-        print("compaug data describe: the builtin corpus takes no PATH", file=sys.stderr)
-        return 2
-    try:
-        if args.fmt == "builtin":
-            result = load_dataset("builtin", n=args.size, seed=args.seed)
-        else:
-            result = load_dataset(args.fmt, args.path)
-    except (DataFormatError, FileNotFoundError, ValueError) as err:
-        print(f"compaug data describe: {err}", file=sys.stderr)
-        return 2
+        raise ValueError(f"the builtin corpus takes no PATH (give --format for the data file {args.path})")
+    if args.fmt == "builtin":
+        if args.size < 1:
+            raise ValueError(f"--size must be at least 1, got {args.size}")
+        result = load_dataset("builtin", n=args.size, seed=args.seed)
+    else:
+        result = load_dataset(args.fmt, args.path)
     info = summary(result, examples=len(result.skipped_examples))
     info["path"] = args.path
-    if args.json:
-        print(json.dumps(info, ensure_ascii=False))
-        return 0
-    print(_as_text(info, args.examples))
+    print(json.dumps(info, ensure_ascii=False) if args.json else _as_text(info, args.examples), flush=True)
+    require_problems(result, args.path or "the builtin corpus")
     return 0
 
 

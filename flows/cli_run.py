@@ -128,7 +128,9 @@ def _merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
 def params_from_args(args: argparse.Namespace):
     from flows.params import QUICK_RUN, LoopParams
 
-    base: dict[str, Any] = json.loads(Path(args.params).read_text(encoding="utf-8")) if args.params else {}
+    from flows.preflight import read_params_file
+
+    base: dict[str, Any] = read_params_file(args.params) if args.params else {}
     quick = args.data__format in (None, "builtin") and not args.path and not args.params
     values = _merge(QUICK_RUN, base) if quick else base
     given: dict[str, Any] = {"data": {}, "solver": {"model": {}}, "train": {}, "augment": {}}
@@ -193,6 +195,9 @@ def result_json(result: dict[str, Any]) -> str:
 
 def _writable(directory: Path) -> None:
     """Checked before any run directory or MLflow run exists: the output directory can be written."""
+    from flows.preflight import check_output_folder
+
+    check_output_folder(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         probe = directory / ".compaug-write-test"
@@ -203,12 +208,12 @@ def _writable(directory: Path) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    try:
-        params = params_from_args(args)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--params {args.params}: not JSON: {err}") from err
+    params = params_from_args(args)
     if args.params is None and args.data__format not in (None, "builtin") and not args.path:
         raise ValueError(f"--format {args.data__format} needs a data file")
+    from flows.preflight import check_loop_data
+
+    check_loop_data(params)  # the data and split file make every set, before any run directory exists
     _writable(params.out_dir)
     from flows.tracking import check_tracking
 

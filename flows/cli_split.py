@@ -12,9 +12,12 @@ def _k(text: str):
     if text == "auto":
         return text
     try:
-        return int(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"--k must be auto or a positive integer, got {text!r}") from err
+        k = int(text)
+    except ValueError:
+        k = 0
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"--k must be auto or a positive integer, got {text!r}")
+    return k
 
 
 def register(subparsers) -> None:
@@ -59,6 +62,12 @@ def run_split(args) -> int:
                          target_divergences=args.target_divergence, max_iterations=args.max_iterations,
                          candidates=args.candidates, k_rule=args.k_rule,
                          min_compound_examples=args.min_compound_examples, group_moves=args.group_moves)
+    from flows.preflight import check_output_file, check_split_size, usable_problems
+
+    check_output_file(params.out)
+    problems = usable_problems(params.format, params.path) if params.format != "builtin" else None
+    if problems is not None:
+        check_split_size(len(problems), params.test_fraction, params.path)
     result = split_flow(params)
     stats = result["stats"]
     print(f"{args.method} split (k={result['k']}): train {len(result['train'])}, test {len(result['test'])}, "
@@ -70,7 +79,13 @@ def run_split(args) -> int:
 def run_sd(args) -> int:
     from flows.split import SDParams, sd_flow
 
-    result = sd_flow(SDParams(format=args.format, path=args.path, out=args.out, k=args.k))
+    from flows.preflight import check_output_folder, check_sd_seeds, usable_problems
+
+    params = SDParams(format=args.format, path=args.path, out=args.out, k=args.k)
+    check_output_folder(params.out)
+    if params.format != "builtin":
+        check_sd_seeds(usable_problems(params.format, params.path), params.path)
+    result = sd_flow(params)
     labels = list(result["labels"].values())
     print(f"SD: train {len(result['train'])}, test {len(result['test'])} "
           f"(structural {labels.count('structural')}, lexical {labels.count('lexical')}); stats {result['stats']}")

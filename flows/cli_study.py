@@ -5,7 +5,6 @@ the full one. Running the same study again skips its finished cells."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 
@@ -36,7 +35,9 @@ def run_study(args: argparse.Namespace) -> int:
     apply_defaults()
     from flows.study import StudyParams, estimate, report_finished_cells, study_flow
 
-    values = json.loads(args.params.read_text(encoding="utf-8")) if args.params else {}
+    from flows.preflight import read_params_file
+
+    values = read_params_file(args.params) if args.params else {}
     for key, value in (("name", args.name), ("arms", args.arms), ("seeds", args.seeds), ("rounds", args.rounds),
                        ("out_dir", args.out), ("workers", args.workers), ("dask_address", args.dask_address),
                        ("torch_threads", args.torch_threads)):
@@ -45,6 +46,8 @@ def run_study(args: argparse.Namespace) -> int:
     if args.epochs is not None:
         values["train"] = {**values.get("train", {}), "epochs": args.epochs}
     params = StudyParams.model_validate(values)  # errors: one line from flows/cli.py
+    if not args.report_only:
+        _check_cells(params)
     if params.dask_address:
         from flows.study import check_scheduler
 
@@ -64,3 +67,19 @@ def run_study(args: argparse.Namespace) -> int:
     print(f"report: {result['report']}\nfailed cells: {result['failed'] or 'none'}\n"
           f"MLflow: study run {result['mlflow_run_id']} at {result['tracking_uri']}")
     return 0
+
+
+def _check_cells(params) -> None:
+    """Before any training: every cell's loop parameters validate, and each split's data and split
+    file make every set (each data file read once)."""
+    from flows.preflight import check_loop_data
+
+    cells = params.cells()
+    loops = {cell.key: params.loop_params(cell) for cell in cells}
+    cache: dict = {}
+    for split in params.splits:
+        first = next(cell for cell in cells if cell.split == split.name)
+        try:
+            check_loop_data(loops[first.key], cache)
+        except ValueError as err:
+            raise ValueError(f"split {split.name!r}: {err}") from err

@@ -16,7 +16,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mwp.readers import FORMATS, DataSpec
+from mwp.readers import FORMATS, DataSpec, check_source_path
 from ranking.retention import POLICIES
 from ranking.scores import SCORES
 from solvers.base import TrainConfig
@@ -49,8 +49,11 @@ class DataSource(Strict):
     @model_validator(mode="after")
     def _builds(self) -> "DataSource":
         self.spec()
-        if self.path is not None and not (self.path.is_file() or (self.format == "problems" and self.path.is_dir())):
-            raise ValueError(f"{self.path}: no such {'folder or ' if self.format == 'problems' else ''}file")
+        if self.path is not None:
+            try:
+                check_source_path(self.format, self.path)
+            except FileNotFoundError as err:  # a ValueError, so that pydantic reports it
+                raise ValueError(f"{self.path}: no such {'folder or ' if self.format == 'problems' else ''}file") from err
         return self
 
     def spec(self) -> DataSpec:

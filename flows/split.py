@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
-from mwp.readers import FORMATS
+from mwp.readers import FORMATS, check_source_path
 from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, K_RULES
 from tasks.dbca.splitter import SPLIT_METHODS, SplitConfig
 from tasks.dbca.steps import load_problems, make_split, synthesize, write_sd, write_split
@@ -27,10 +27,13 @@ def _readable_source(fmt: str, path: Optional[str]) -> None:
     """Checked when the parameters are validated, before any work: the data file exists."""
     if fmt != "builtin" and not path:
         raise ValueError(f"format {fmt!r} needs a data file")
-    if path and not (Path(path).is_file() or (fmt == "problems" and Path(path).is_dir())):
-        raise ValueError(f"{path}: no such file")
     if fmt == "builtin" and path:
         raise ValueError("the builtin corpus is generated, it takes no path")
+    if path:
+        try:
+            check_source_path(fmt, path)
+        except FileNotFoundError as err:  # a ValueError, so that pydantic reports it
+            raise ValueError(str(err)) from err
 
 
 class SplitParams(BaseModel):
@@ -52,7 +55,8 @@ class SplitParams(BaseModel):
     atom_alpha: float = Field(0.5, gt=0.0, lt=1.0)
     compound_alpha: float = Field(0.1, gt=0.0, lt=1.0)
     max_atom_divergence: float = Field(0.02, ge=0.0, le=1.0)
-    target_divergences: list[float] = Field(default_factory=list, description="stop/snapshot points of DBCA^c")
+    target_divergences: list[Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
+        default_factory=list, description="stop/snapshot points of DBCA^c (a divergence lies in [0, 1])")
     max_iterations: PositiveInt = 100_000
     candidates: int = Field(0, ge=0, description="candidates scored per side and swap; 0 = all")
     tries: PositiveInt = 100

@@ -23,12 +23,12 @@ def _write_json(document: dict[str, Any], path: Path) -> None:
 def load_problems(fmt: str, path: Optional[str]) -> list[Problem]:
     from mwp.readers import load_dataset
 
+    from mwp.readers import require_problems
+
     result = load_dataset(fmt, path)
     if result.skipped:
         get_run_logger().info("skipped records: %s", dict(result.skipped))
-    if not result.problems:
-        raise ValueError(f"{path or fmt}: no problems to split")
-    return result.problems
+    return require_problems(result, path or fmt).problems
 
 
 @task
@@ -63,6 +63,9 @@ def write_split(problems: list[Problem], choice: KChoice, out: str, method: str,
 def synthesize(problems: list[Problem]) -> SDResult:
     sd = build_sd(problems)
     get_run_logger().info("SD: %d train, %d test; abandoned %s", len(sd.train), len(sd.test), dict(sd.abandoned))
+    if not sd.train or not sd.test:
+        raise ValueError(f"the SD set is empty ({len(sd.train)} train, {len(sd.test)} test problems from "
+                         f"{len(problems)}; abandoned seeds: {dict(sd.abandoned) or 'none'})")
     return sd
 
 

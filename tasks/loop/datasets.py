@@ -29,13 +29,15 @@ def load_split_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
         raise ValueError(f"split file {path}: cannot read it as JSON: {err}") from err
     if not isinstance(data, dict):
         raise ValueError(f"split file {path}: expected a JSON object with 'train' and 'test' lists")
     for key in ("train", "test"):
         if not isinstance(data.get(key), list):
             raise ValueError(f"split file {path}: missing the list {key!r}")
+        if not data[key]:
+            raise ValueError(f"split file {path}: the list {key!r} is empty")
     method = data.get("method", "comdiv")
     if not isinstance(method, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", method):
         raise ValueError(f"split file {path}: method {method!r} is not a plain name (it names the test set and a file)")
@@ -74,8 +76,11 @@ def split_problems(
     else:
         rest = [str(i) for i in split["train"] if str(i) in by_id]
         test_side = [by_id[str(i)] for i in split["test"] if str(i) in by_id]
-        if not rest or not test_side:
-            raise ValueError("the split file's ids do not match the loaded problems (wrong data set?)")
+        for side, found in (("train", rest), ("test", test_side)):
+            if not found:
+                examples = ", ".join(repr(str(i))[:40] for i in split[side][:3]) or "none"
+                raise ValueError(f"none of the split file's {len(split[side])} {side} ids (e.g. {examples}) is among "
+                                 f"the {len(by_id)} problems loaded (a split of another data set?)")
         rng.shuffle(rest)
         tests = {str(split.get("method") or "comdiv"): test_side}
         n_iid = round(len(rest) * iid_holdout_fraction)

@@ -44,8 +44,10 @@ def _no_work() -> None:
         setattr(module, name, refuse)
 
 
-def run_case(case: dict) -> tuple[bool, int | str, str]:
-    """(handled cleanly, exit status, what it printed: the stderr line, or the skip lines of stdout)."""
+def run_case(case: dict) -> tuple[str, int | str, str]:
+    """(verdict, exit status, what it printed: the stderr line, or the skip lines of stdout). The verdict
+    is ``clean`` or the first thing wrong: ``work started``, ``traceback``, ``exit status``, ``not one
+    line``, ``message`` (the expected fragments are missing: a vague message or another wording)."""
     import traceback
 
     from flows.cli import main
@@ -62,12 +64,23 @@ def run_case(case: dict) -> tuple[bool, int | str, str]:
                 status = "traceback"
         stdout, stderr = out.getvalue(), err.getvalue()
         shown = stderr if case["exit"] else stdout
-        clean = (status == case["exit"] and "Traceback" not in stdout + stderr
-                 and (case["exit"] == 0 or len(stderr.strip().splitlines()) == 1)
-                 and all(_fill(f, tmp) in shown for f in case["fragments"]))
+        if "WORK STARTED" in stderr:
+            verdict = "work started"
+        elif "Traceback" in stdout + stderr:
+            verdict = "traceback"
+        elif status != case["exit"]:
+            verdict = "exit status"
+        elif case["exit"] and len(stderr.strip().splitlines()) != 1:
+            verdict = "not one line"
+        elif not all(_fill(f, tmp) in shown for f in case["fragments"]):
+            verdict = "message"
+        else:
+            verdict = "clean"
         if case["exit"] == 0:
             shown = " | ".join(line.strip() for line in stdout.splitlines() if line.startswith(("usable", "  ")))
-        return clean, status, shown.strip().replace(tmp, "{tmp}").replace(str(CORPUS), "{cases}")
+        else:
+            shown = shown.strip().splitlines()[-1] if shown.strip() else ""
+        return verdict, status, shown.strip().replace(tmp, "{tmp}").replace(str(CORPUS), "{cases}")
 
 
 def main() -> int:
@@ -80,22 +93,26 @@ def main() -> int:
     apply_defaults()
     _no_work()
     cases = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))
-    tried, clean, rows = Counter(), Counter(), []
+    verdicts: dict[str, Counter] = {}
     start = time.perf_counter()
     for case in cases:
-        ok, status, shown = run_case(case)
-        tried[case["row"]] += 1
-        clean[case["row"]] += ok
-        if args.show or not ok:
-            print(f"{'ok ' if ok else 'BAD'} {case['id']} [exit {status}]: {shown[:400]}")
-        rows.append(case["row"])
+        verdict, status, shown = run_case(case)
+        verdicts.setdefault(case["row"], Counter())[verdict] += 1
+        if args.show or verdict != "clean":
+            print(f"{'ok ' if verdict == 'clean' else 'BAD'} {case['id']} [{verdict}, exit {status}]: {shown[:400]}")
     seconds = time.perf_counter() - start
-    print(f"\n| where | tried | handled cleanly |\n|---|---|---|")
-    for row in dict.fromkeys(rows):
-        print(f"| `compaug {row}` | {tried[row]} | {clean[row]} |")
-    print(f"| all | {sum(tried.values())} | {sum(clean.values())} |")
+    print("\n| where | tried | handled cleanly | not |\n|---|---|---|---|")
+    total = Counter()
+    for row, counts in verdicts.items():
+        total.update(counts)
+        print(f"| `compaug {row}` | {sum(counts.values())} | {counts['clean']} | {_not_clean(counts)} |")
+    print(f"| all | {sum(total.values())} | {total['clean']} | {_not_clean(total)} |")
     print(f"\n{len(cases)} cases in {seconds:.1f} s")
-    return 0 if clean == tried else 1
+    return 0 if total["clean"] == len(cases) else 1
+
+
+def _not_clean(counts: Counter) -> str:
+    return ", ".join(f"{n} {verdict}" for verdict, n in counts.most_common() if verdict != "clean") or "-"
 
 
 if __name__ == "__main__":

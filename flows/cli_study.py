@@ -46,7 +46,7 @@ def run_study(args: argparse.Namespace) -> int:
         values["train"] = {**values.get("train", {}), "epochs": args.epochs}
     params = StudyParams.model_validate(values)  # errors: one line from flows/cli.py
     if params.dask_address:
-        from flows.study import check_scheduler
+        from tasks.loop.sharding import check_scheduler
 
         check_scheduler(params.dask_address)  # before any training: one clear line when it is not there
     if args.dry_run:

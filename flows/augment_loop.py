@@ -28,6 +28,7 @@ from tasks.augment.base import AugmentConfig
 from tasks.loop import rundir, steps
 from tasks.loop.datasets import DataSets, GapMeasure
 from tasks.loop.record import RoundRecord, relative_gap, table_row
+from tasks.loop.sharding import ScoringWorkers
 
 # A deployment's worker imports this module first: the defaults (passive OpenMP waiting above all)
 # must be set before torch loads.
@@ -67,7 +68,7 @@ def _rounded(value: Any) -> Any:
 
 
 def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets: DataSets,
-              gap: GapMeasure | None, tracker: LoopTracker) -> RoundRecord:
+              gap: GapMeasure | None, tracker: LoopTracker, scoring: ScoringWorkers) -> RoundRecord:
     logger = get_run_logger()
     if os.environ.get(FAULT_ENV) == str(r):
         raise RuntimeError(f"injected failure at the start of round {r} ({FAULT_ENV})")
@@ -85,7 +86,8 @@ def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, se
         generated = steps.generate_candidates(prev / "pool.jsonl", rd / "candidates.jsonl", configs.augment, r,
                                               held_out)
         unscorable = steps.score_candidates(rd / "candidates.jsonl", prev / "pool.jsonl", prev / "checkpoint",
-                                            params.score, params.seed, device, rd / "scored.jsonl")
+                                            params.score, params.seed, device, rd / "scored.jsonl",
+                                            scoring.address(), scoring.threads)
         kept = steps.keep_candidates(rd / "scored.jsonl", params.retention, params.keep_fraction, rd / "kept.jsonl")
         pool_size = steps.write_pool(sets.train, run_dir, r, pool_path)
         generation = steps.generation_record(generated, unscorable, kept)
@@ -129,15 +131,18 @@ def augment_loop(params: LoopParams = LoopParams()) -> dict[str, Any]:
     """Iterative data augmentation with a solver-confidence data ranker (paper 003, Algorithm 1)."""
     logger = get_run_logger()
     run_dir = params.run_dir()
+    # An existing scheduler is checked here, before any training; a local cluster starts at the first scoring.
+    scoring = ScoringWorkers(params.score_workers, params.score_dask_address, params.score_threads)
     run_dir.mkdir(parents=True, exist_ok=True)
     held = rundir.lock(run_dir)  # a second run on this directory is refused, never interleaved
     try:
-        return _run_locked(params, run_dir, logger)
+        return _run_locked(params, run_dir, logger, scoring)
     finally:
+        scoring.close()
         held.close()  # released even when a failure's traceback keeps this frame alive
 
 
-def _run_locked(params: LoopParams, run_dir: Path, logger) -> dict[str, Any]:
+def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorkers) -> dict[str, Any]:
     configs = RunConfigs(params.solver.name, params.solver.config(),
                          params.train.config(params.seed, params.solver.device, progress=sys.stderr.isatty()),
                          params.augment.config(params.seed))
@@ -152,7 +157,8 @@ def _run_locked(params: LoopParams, run_dir: Path, logger) -> dict[str, Any]:
         done = set(rundir.completed_rounds(run_dir))
         if done:
             logger.info("resuming %s: rounds %s already complete", run_dir, sorted(done))
-        records = [rundir.read_record(run_dir, r) if r in done else run_round(r, params, configs, run_dir, sets, gap, tracker)
+        records = [rundir.read_record(run_dir, r) if r in done
+                   else run_round(r, params, configs, run_dir, sets, gap, tracker, scoring)
                    for r in range(params.rounds + 1)]
         tracker.log_plot(records)
         final_checkpoint = rundir.round_dir(run_dir, params.rounds) / "checkpoint"

@@ -26,20 +26,27 @@ def _none_or(kind):
     return parse
 
 
-def _add_model_options(group, model_cls, section: str, skip: tuple[str, ...] = ()) -> None:
-    """One option per field of a settings model: ``--field-name``, typed, with its description and default."""
+def _add_model_options(group, model_cls, section: str, skip: tuple[str, ...] = (),
+                       only: tuple[str, ...] | None = None) -> None:
+    """One option per field of a settings model (or of the fields in ``only``): ``--field-name``, typed,
+    with its description and default."""
     for name, info in model_cls.model_fields.items():
-        if name in skip:
+        if name in skip or (only is not None and name not in only):
             continue
         flag = "--" + name.replace("_", "-")
-        help_text = f"{info.description or name.replace('_', ' ')} (default {info.get_default(call_default_factory=True)})"
+        default = info.get_default(call_default_factory=True)
+        help_text = info.description or name.replace('_', ' ')
+        if default is not None or "default" not in help_text:  # the description may say what None means
+            help_text += f" (default {default})"
         dest = f"{section}{SECTION_SEP}{name}"
         annotation = info.annotation
         args = typing.get_args(annotation)
         if annotation is bool:
             group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=help_text)
-        elif type(None) in args:  # Optional[int]
+        elif type(None) in args and default is not None:  # Optional[int] caps: 'none' lifts the cap
             group.add_argument(flag, dest=dest, type=_none_or(args[0]), help=help_text + "; 'none' for no limit")
+        elif type(None) in args:  # None is the default: nothing to spell out
+            group.add_argument(flag, dest=dest, type=args[0], help=help_text)
         else:
             group.add_argument(flag, dest=dest, type=annotation, help=help_text)
 
@@ -55,7 +62,7 @@ def _key_value(text: str) -> tuple[str, Any]:
 
 
 def register(subparsers) -> None:
-    from flows.params import AugmentSettings, LoopParams, TrainSettings
+    from flows.params import WHERE_SCORED, AugmentSettings, LoopParams, TrainSettings
     from mwp.readers import FORMATS
     from ranking.retention import POLICIES
     from ranking.scores import SCORES
@@ -110,6 +117,8 @@ def register(subparsers) -> None:
     loop.add_argument("--out", dest="top__out_dir", help="output directory (default ./runs)")
     loop.add_argument("--experiment", dest="top__experiment", help="MLflow experiment (default compaug-<format>)")
     loop.add_argument("--tracking-uri", dest="top__tracking_uri", help="MLflow tracking URI (default: SQLite in the output directory)")
+    _add_model_options(p.add_argument_group("scoring on Dask workers (the same scores)"), LoopParams, "top",
+                       only=WHERE_SCORED)
     p.add_argument("--params", help="JSON file of LoopParams (options given on the command line override it)")
     p.add_argument("--json", action="store_true", help="print the final summary as JSON")
     for action in p._actions:  # show "--epochs EPOCHS", not the internal dest "TRAIN__EPOCHS"
@@ -211,6 +220,10 @@ def run_command(args: argparse.Namespace) -> int:
     params = params_from_args(args)
     if args.params is None and args.data__format not in (None, "builtin") and not args.path:
         raise ValueError(f"--format {args.data__format} needs a data file")
+    if params.score_dask_address:
+        from tasks.loop.sharding import check_scheduler
+
+        check_scheduler(params.score_dask_address)  # before any training: one clear line when it is not there
     from flows.preflight import check_loop_data
 
     check_loop_data(params)  # the data and split file make every set, before any run directory exists

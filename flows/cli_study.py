@@ -49,7 +49,7 @@ def run_study(args: argparse.Namespace) -> int:
     if not args.report_only:
         _check_cells(params)
     if params.dask_address:
-        from flows.study import check_scheduler
+        from tasks.loop.sharding import check_scheduler
 
         check_scheduler(params.dask_address)  # before any training: one clear line when it is not there
     if args.dry_run:

@@ -36,6 +36,10 @@ QUICK_RUN: dict[str, Any] = {
 }
 
 
+# Where the candidates are scored: the scores are the same (tasks/loop/sharding.py), so the run directory is too.
+WHERE_SCORED = ("score_workers", "score_dask_address", "score_threads")
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -149,6 +153,14 @@ class LoopParams(Strict):
                                                   "the run directory, so no path separators")
     tracking_uri: Optional[str] = Field(None, description="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else SQLite in OUT_DIR)")
     mlflow_parent_run_id: Optional[str] = Field(None, description="nest this run's MLflow run under this one (a study's)")
+    score_workers: int = Field(1, ge=1, le=256, description="score each round's candidates in chunks of 256 on a Dask "
+                               "LocalCluster of this many worker processes, started for the run (1: in this "
+                               "process); the scores are the same either way")
+    score_dask_address: Optional[str] = Field(None, description="score the chunks on an existing Dask scheduler "
+                                              "(tcp://HOST:PORT) instead; its workers need compaug and the run "
+                                              "directory at the same paths")
+    score_threads: Optional[int] = Field(None, ge=1, description="torch threads of each scoring worker (default: "
+                                         "cores / score workers; on an existing scheduler, the workers' own)")
 
     @model_validator(mode="after")
     def _split_file_loads(self) -> "LoopParams":
@@ -164,9 +176,9 @@ class LoopParams(Strict):
     def fingerprint(self) -> str:
         """Hash of every parameter that changes results (not where they go or who tracks them).
         ``rounds`` is left out: rounds 0..T do not depend on T, so asking for more rounds of the
-        same run continues it."""
+        same run continues it; so is where the candidates are scored, which gives the same scores."""
         payload = self.model_dump(mode="json", exclude={"out_dir", "tracking_uri", "experiment", "rounds",
-                                                        "mlflow_parent_run_id"})
+                                                        "mlflow_parent_run_id", *WHERE_SCORED})
         return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
 
     def run_dir(self) -> Path:

@@ -23,6 +23,7 @@ from pydantic import Field, model_validator
 
 from flows.environment import apply_defaults
 from flows.params import AugmentSettings, DataSource, LoopParams, SolverSettings, Strict, TrainSettings
+from tasks.loop.sharding import local_cluster_kwargs
 from tasks.study.grid import ARMS, Cell, control_epochs, expand
 
 apply_defaults()
@@ -220,17 +221,7 @@ def dask_runner(params: StudyParams):
 
     if params.dask_address:
         return DaskTaskRunner(address=params.dask_address)
-    return DaskTaskRunner(cluster_kwargs={"n_workers": params.workers, "threads_per_worker": 1, "processes": True})
-
-
-def check_scheduler(address: str, timeout: float = 5.0) -> None:
-    """One bounded connection to a Dask scheduler, before any training: a clear line when it is not there."""
-    from distributed import Client
-
-    try:
-        Client(address, timeout=timeout).close()
-    except (OSError, TimeoutError) as err:
-        raise ValueError(f"Dask scheduler {address} is not reachable: {err}") from err
+    return DaskTaskRunner(cluster_kwargs=local_cluster_kwargs(params.workers))  # 127.0.0.1 only, no dashboard
 
 
 @flow(name="study")

@@ -77,6 +77,7 @@ SCORES: dict[str, ScoreFn] = {
     "loss-similarity": loss_similarity,
     "random": random_score,
 }
+POOL_SCORES = frozenset({"loss-similarity"})  # the scores that read the candidates' source problems from the pool
 
 
 def score_candidates(name: str, solver: Solver | None, candidates: Sequence[Problem], **kwargs) -> list[float]:

@@ -44,6 +44,17 @@ def test_solvers_and_ranking_do_not_import_flows_or_task_edges():
     assert offenders == []
 
 
+def test_solvers_and_ranking_know_nothing_of_dask():
+    """Scoring on Dask workers is the business of tasks/loop/sharding.py and the flows, not of the models."""
+    offenders = []
+    for package in ("solvers", "ranking", "mwp"):
+        for path in (ROOT / package).rglob("*.py"):
+            if re.search(r"^\s*(import|from) (dask|distributed|prefect_dask)\b", path.read_text(encoding="utf-8"),
+                         re.MULTILINE):
+                offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
+
+
 def test_the_prefect_edges_are_the_only_task_modules_that_import_prefect():
     offenders = []
     for path in (ROOT / "tasks").rglob("*.py"):

@@ -99,11 +99,23 @@ def generate_candidates(pool_path: Path, out_path: Path, config: AugmentConfig, 
 
 @task(name="score_candidates", cache_policy=NO_CACHE)
 def score_candidates(candidates_path: Path, pool_path: Path, checkpoint_dir: Path, score_name: str, seed: int,
-                     device: str, scored_path: Path) -> int:
-    """Scores of the candidates to ``scored_path``; returns how many could not be scored."""
+                     device: str, scored_path: Path, dask_address: str | None = None,
+                     threads: int | None = None) -> int:
+    """Scores of the candidates to ``scored_path``; returns how many could not be scored. With
+    ``dask_address``, the fixed chunks are scored on that scheduler's workers (``threads`` torch threads
+    each), with the same scores as here (tasks/loop/sharding.py)."""
     candidates = read_problems_jsonl(candidates_path)
-    pool = {p.id: p for p in read_problems_jsonl(pool_path)}
-    scores, unscorable = training.score_with_checkpoint(checkpoint_dir, candidates, score_name, pool, seed, device)
+    if dask_address:
+        from tasks.loop.sharding import score_on_dask
+
+        scores, unscorable = score_on_dask(dask_address, checkpoint_dir, candidates_path, pool_path,
+                                           [c.id for c in candidates], score_name, seed, device, threads)
+        get_run_logger().info("scored %d candidates in %d chunks on Dask (%s)", len(candidates),
+                              len(training.chunk_bounds(len(candidates))), dask_address)
+    else:
+        pool = {p.id: p for p in read_problems_jsonl(pool_path)}
+        scores, unscorable = training.score_with_checkpoint(checkpoint_dir, candidates, score_name, pool, seed,
+                                                            device)
     rundir.write_scored(scored_path, candidates, scores)
     return unscorable
 

@@ -68,28 +68,57 @@ def evaluate_checkpoint(checkpoint_dir: Path, test_sets: Mapping[str, Path], bea
     return out
 
 
+SCORE_CHUNK = 256  # candidates scored together; fixed, so sharded scoring batches them exactly as here
+
+
+def chunk_bounds(n: int, chunk: int = SCORE_CHUNK) -> list[tuple[int, int]]:
+    """The fixed chunks ``[start, stop)`` of ``n`` candidates, counted from the first one. Scoring (in
+    one process or on Dask workers) always uses these, so a candidate sits in the same batches beside
+    the same neighbours whatever the number of workers (padding and batch size change the last bits)."""
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    return [(start, min(start + chunk, n)) for start in range(0, n, chunk)]
+
+
+def score_chunk(solver: Any, part: Sequence[Problem], score_name: str, pool: Mapping[str, Problem],
+                seed: int) -> tuple[list[float], int]:
+    """Scores of one chunk; a candidate the solver cannot represent gets NaN and is counted."""
+    from ranking.scores import score_candidates
+
+    try:
+        return score_candidates(score_name, solver, list(part), pool=pool, seed=seed), 0
+    except ValueError:
+        pass
+    # Some candidate in the chunk is outside the solver's vocabulary: score one by one.
+    scores: list[float] = []
+    unscorable = 0
+    for cand in part:
+        try:
+            scores.extend(score_candidates(score_name, solver, [cand], pool=pool, seed=seed))
+        except ValueError:
+            scores.append(math.nan)
+            unscorable += 1
+    return scores, unscorable
+
+
+def load_scorer(checkpoint_dir: Path, score_name: str, device: str = "auto") -> Any:
+    """The solver a score needs (none for ``random``), loaded from its checkpoint directory."""
+    from solvers.registry import load_solver
+
+    return None if score_name == "random" else load_solver(checkpoint_dir, device=device)
+
+
 def score_with_checkpoint(checkpoint_dir: Path, candidates: Sequence[Problem], score_name: str,
                           pool: Mapping[str, Problem], seed: int, device: str = "auto",
-                          chunk: int = 256) -> tuple[list[float], int]:
+                          chunk: int = SCORE_CHUNK) -> tuple[list[float], int]:
     """Scores of the candidates under the solver in ``checkpoint_dir``; candidates the solver cannot
     represent (more quantities than its output slots, an unseen constant) get NaN, never kept, and
     are counted in the second return value."""
-    from ranking.scores import score_candidates
-    from solvers.registry import load_solver
-
-    solver = None if score_name == "random" else load_solver(checkpoint_dir, device=device)
+    solver = load_scorer(checkpoint_dir, score_name, device)
     scores: list[float] = []
     unscorable = 0
-    for start in range(0, len(candidates), chunk):
-        part = list(candidates[start:start + chunk])
-        try:
-            scores.extend(score_candidates(score_name, solver, part, pool=pool, seed=seed))
-        except ValueError:
-            # Some candidate in the chunk is outside the solver's vocabulary: score one by one.
-            for cand in part:
-                try:
-                    scores.extend(score_candidates(score_name, solver, [cand], pool=pool, seed=seed))
-                except ValueError:
-                    scores.append(math.nan)
-                    unscorable += 1
+    for start, stop in chunk_bounds(len(candidates), chunk):
+        part_scores, part_unscorable = score_chunk(solver, candidates[start:stop], score_name, pool, seed)
+        scores.extend(part_scores)
+        unscorable += part_unscorable
     return scores, unscorable

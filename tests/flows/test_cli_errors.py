@@ -37,8 +37,9 @@ def test_debug_shows_the_traceback(tmp_path):
         main(["--debug", "run", "--device", "foo"])
 
 
-def test_an_unreachable_dask_scheduler_is_one_line_before_any_training(tmp_path, capsys):
-    assert main(["study", "--dask-address", "tcp://127.0.0.1:9", "--out", str(tmp_path)]) == 2
+@pytest.mark.parametrize("command", [["study", "--dask-address"], ["run", "--score-dask-address"]])
+def test_an_unreachable_dask_scheduler_is_one_line_before_any_training(command, tmp_path, capsys):
+    assert main([*command, "tcp://127.0.0.1:9", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Dask scheduler tcp://127.0.0.1:9 is not reachable" in err
     assert not any(tmp_path.iterdir())

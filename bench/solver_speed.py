@@ -3,12 +3,17 @@
 Prints: seconds per training epoch; the epoch's achieved matrix FLOP/s (FLOPs counted with
 torch's FlopCounterMode over one forward+backward pass of the same batches) next to a plain
 square torch matmul's FLOP/s; inference problems/s at beam 5 batched vs batch-size-1 decoding of
-the same model (and whether both give the same expressions); peak RSS; with ``--epochs 80`` the
+the same model (and whether both give the same expressions); peak RSS; with ``--reference-epochs N``
+the public GTS (``../shared/reference-gts``, GPL-3, run as a separate process, never imported) trained
+for N epochs on the same train side with the same thread count, right after compaug's epochs, and the
+ratio of milliseconds per problem (with ``--reference-eval``, its one-at-a-time beam-5 decoding speed
+on the same test side); with ``--epochs 80`` the
 answer accuracy on the test side (best epoch chosen on a validation slice of train, never test).
 ``--valid-fraction 0`` is the published protocol: every problem of the 80% train side is trained on,
 for a fixed number of epochs, and the last epoch's weights are scored on test once (no selection).
 
     .venv/bin/python bench/solver_speed.py --epochs 1            # speed only
+    .venv/bin/python bench/solver_speed.py --epochs 2 --reference-epochs 2 --reference-eval   # side by side
     .venv/bin/python bench/solver_speed.py --epochs 80 --out /tmp/gts80.json
     .venv/bin/python bench/solver_speed.py --epochs 80 --valid-fraction 0 --out /tmp/gts80_full.json
 """
@@ -20,8 +25,11 @@ import json
 import os
 import random
 import resource
+import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -77,6 +85,39 @@ def matmul_flops(size: int = 2048, repeats: int = 10) -> float:
     return 2 * size**3 * repeats / (time.perf_counter() - t0)
 
 
+REFERENCE = ROOT.parent / "shared" / "reference-gts" / "reference_gts.py"
+EPOCH_LINE = re.compile(r"^epoch (\d+) seconds ([\d.]+) problems (\d+) ms_per_problem ([\d.]+)")
+EVAL_LINE = re.compile(r"inference ([\d.]+) problems/s")
+
+
+def run_reference(data: str, train, test, epochs: int, threads: int, evaluate: bool) -> dict:
+    """Train the public GTS for ``epochs`` on the same train side in a separate process (its own
+    driver; the GPL-3 kit is never imported here) and parse its per-epoch lines."""
+    if not REFERENCE.exists():
+        raise SystemExit(f"--reference-epochs: {REFERENCE} not found (the kit lives in ../shared/reference-gts)")
+    with tempfile.TemporaryDirectory() as tmp:
+        split_path = Path(tmp) / "split.json"
+        split_path.write_text(json.dumps({"train": [p.id for p in train], "test": [p.id for p in test]}))
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+        cmd = [sys.executable, str(REFERENCE), data, str(split_path), str(epochs)] + (["--eval"] if evaluate else [])
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"the reference GTS failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    epochs_seen, out = [], {"stdout": proc.stdout}
+    for line in proc.stdout.splitlines():
+        print(f"  reference | {line}", flush=True)
+        if m := EPOCH_LINE.match(line):
+            epochs_seen.append({"epoch": int(m[1]), "seconds": float(m[2]), "problems": int(m[3]),
+                                "ms_per_problem": float(m[4])})
+        elif m := EVAL_LINE.search(line):
+            out["bs1_problems_s"] = float(m[1])
+    if not epochs_seen:
+        raise SystemExit(f"the reference GTS printed no epoch line: {proc.stdout[-1000:]}")
+    out["epochs"] = epochs_seen
+    out["ms_per_problem"] = statistics.median(e["ms_per_problem"] for e in epochs_seen)
+    return out
+
+
 def epoch_flops(model, encoding, train, batch_size: int, seed: int) -> float:
     """FLOPs of one training epoch's forward and backward passes (same batches as the trainer)."""
     model.train()
@@ -111,6 +152,11 @@ def main(argv=None) -> int:
     ap.add_argument("--first-slot", action="store_true",
                     help="train a repeated value on its first slot (GTSConfig.any_equal_slot=False; the runs before 2026-11-24)")
     ap.add_argument("--bs1-problems", type=int, default=200, help="test problems decoded one at a time")
+    ap.add_argument("--reference-epochs", type=int, default=0,
+                    help="also train the public GTS (../shared/reference-gts) this many epochs on the same train "
+                         "side, right after compaug's, and print the per-problem ratio (0: skip)")
+    ap.add_argument("--reference-eval", action="store_true",
+                    help="with --reference-epochs: also time the reference's one-at-a-time beam-5 decoding of the test side")
     ap.add_argument("--out", help="write the figures as JSON here")
     ap.add_argument("--save", help="save the trained model here (a checkpoint load_solver reads; bench/beam_speed.py)")
     args = ap.parse_args(argv)
@@ -153,6 +199,15 @@ def main(argv=None) -> int:
     print(f"matrix FLOP/s: epoch {achieved / 1e9:.1f} GFLOP/s ({flops / 1e12:.2f} TFLOP per epoch) vs plain "
           f"2048x2048 matmul {peak_matmul / 1e9:.1f} GFLOP/s ({100 * achieved / peak_matmul:.0f}%)", flush=True)
 
+    ms_per_problem = 1000 * epoch_s / len(train)
+    reference = None
+    if args.reference_epochs:
+        print(f"reference GTS: {args.reference_epochs} epochs, {args.threads} threads, same train/test ids", flush=True)
+        reference = run_reference(args.data, train, test, args.reference_epochs, args.threads, args.reference_eval)
+        print(f"side by side: compaug {ms_per_problem:.2f} ms a problem, reference {reference['ms_per_problem']:.2f} "
+              f"ms a problem (medians over epochs): compaug {reference['ms_per_problem'] / ms_per_problem:.2f}x "
+              f"faster per problem", flush=True)
+
     if args.save:
         save_checkpoint(args.save, "gts", dataclasses.asdict(cfg), encoding, model.state_dict(), data_hash(train),
                         {"training": {"epochs_run": len(result.epochs), "best_epoch": result.best_epoch,
@@ -165,6 +220,10 @@ def main(argv=None) -> int:
           f"{args.batch_size}); batch-size-1 {single_ps:.1f} problems/s ({len(subset)} problems); "
           f"ratio {batched_ps / single_ps:.1f}x; same expression {same}/{len(subset)}", flush=True)
     report_test = evaluate_predictions(test, preds)
+    if reference and "bs1_problems_s" in reference:
+        print(f"inference, one at a time (beam {args.beam}): compaug {single_ps:.1f} problems/s, reference "
+              f"{reference['bs1_problems_s']:.1f} problems/s (beam 5); compaug batched {batched_ps:.1f} problems/s",
+              flush=True)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"test: answer acc {report_test.answer_acc:.4f}, equation acc {report_test.equation_acc:.4f}, "
           f"invalid {report_test.invalid_rate:.4f} (n={report_test.n}) after {len(result.epochs)} epochs", flush=True)
@@ -179,7 +238,9 @@ def main(argv=None) -> int:
             "batched_problems_s": batched_ps, "bs1_problems_s": single_ps, "bs1_same": same,
             "test_answer_acc": report_test.answer_acc, "test_equation_acc": report_test.equation_acc,
             "test_invalid_rate": report_test.invalid_rate, "peak_rss_mb": rss_mb,
-            "total_seconds": result.seconds}, indent=2))
+            "total_seconds": result.seconds, "ms_per_problem": ms_per_problem,
+            "reference": reference and {k: v for k, v in reference.items() if k != "stdout"},
+            "load_average_end": os.getloadavg()[0]}, indent=2))
     return 0
 
 

@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +101,10 @@ def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, se
         train_seconds, best_epoch, valid_acc = 0.0, previous.best_epoch, previous.valid_answer_acc
     else:
         warm = rundir.round_dir(run_dir, r - 1) / "checkpoint" if (params.warm_start and r > 0) else None
-        summary = steps.train_solver(pool_path, sets.valid, configs.solver_name, configs.solver, configs.train,
+        train_config = configs.train
+        if warm is not None and params.warm_start_epochs:
+            train_config = replace(train_config, epochs=params.warm_start_epochs)
+        summary = steps.train_solver(pool_path, sets.valid, configs.solver_name, configs.solver, train_config,
                                      checkpoint, warm)
         epochs = summary.epochs
         rundir.write_json_atomic(rd / "epochs.json", epochs)  # the validation curve, for reports

@@ -127,6 +127,11 @@ class AugmentSettings(Strict):
         return AugmentConfig(**{**values, "operators": tuple(values["operators"])}, seed=seed)
 
 
+# LoopParams fields added after run directories existed. Left out of the fingerprint while at their
+# default, so that a run (or a study cell) started before the field existed resumes in its directory.
+ADDED_AT_DEFAULT = ("warm_start_epochs",)
+
+
 class LoopParams(Strict):
     """Everything one run of Algorithm 1 (paper 003) depends on."""
 
@@ -146,6 +151,8 @@ class LoopParams(Strict):
                                                 "the top fraction of all, or of each operator")
     score: Literal[tuple(SCORES)] = Field("confidence", description="the confidence score that ranks candidates")
     warm_start: bool = Field(False, description="retrain from the previous round's weights instead of from scratch")
+    warm_start_epochs: Optional[int] = Field(None, ge=1, description="with warm_start: epochs of rounds 1..T (round 0 "
+                                             "trains train.epochs from scratch); default: train.epochs")
     seed: int = Field(0, ge=0, description="drives the split, initialization and augmentation sampling")
     out_dir: Path = Field(Path("runs"), description="runs are written to OUT_DIR/<experiment>-<parameter hash>/")
     experiment: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
@@ -179,6 +186,9 @@ class LoopParams(Strict):
         same run continues it; so is where the candidates are scored, which gives the same scores."""
         payload = self.model_dump(mode="json", exclude={"out_dir", "tracking_uri", "experiment", "rounds",
                                                         "mlflow_parent_run_id", *WHERE_SCORED})
+        for key in ADDED_AT_DEFAULT:  # fields added after runs existed: at their default, the hash is unchanged
+            if payload.get(key) == type(self).model_fields[key].default:
+                payload.pop(key)
         return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
 
     def run_dir(self) -> Path:

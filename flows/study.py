@@ -47,6 +47,8 @@ class StudyParams(Strict):
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
     rounds: int = Field(3, ge=1, le=50, description="T of the loop arms; the report reads round T")
     keep_fraction: float = Field(0.2, gt=0, le=1)
+    warm_start_epochs: Optional[int] = Field(None, ge=1, description="the warm-start arm's epochs in rounds 1..T "
+                                             "(default: train.epochs)")
     iid_holdout_fraction: float = Field(0.0, ge=0, lt=1)
     out_dir: Path = Field(Path("runs/studies"))
     tracking_uri: Optional[str] = None
@@ -94,7 +96,8 @@ class StudyParams(Strict):
             "train": train, "augment": augment, "rounds": self.rounds, "keep_fraction": self.keep_fraction,
             "iid_holdout_fraction": self.iid_holdout_fraction, "seed": cell.seed,
             "out_dir": self.directory() / "cells" / cell.key, "experiment": f"compaug-study-{self.name}",
-            "tracking_uri": self.tracking(), "mlflow_parent_run_id": parent_run_id, **overrides})
+            "tracking_uri": self.tracking(), "mlflow_parent_run_id": parent_run_id,
+            **({"warm_start_epochs": self.warm_start_epochs} if overrides.get("warm_start") else {}), **overrides})
 
 
 def _study_run(params: StudyParams) -> str:

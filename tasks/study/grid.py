@@ -8,7 +8,9 @@ Arms (paper 003 Table 5 and the controls a sceptic asks for):
   with "more gradient steps";
 - ``random-ranker``: random retention at the same kept count (the "- DataRanker" ablation);
 - ``no-op1`` / ``no-op2``: the loop without operation 1 / 2;
-- ``per-operator``: the loop keeping the top fraction of each operator (retention ``per-operator``).
+- ``per-operator``: the loop keeping the top fraction of each operator (retention ``per-operator``);
+- ``warm-start``: the loop with rounds 1..T trained from the previous round's weights (for the study's
+  ``warm_start_epochs``, default its epochs) instead of from scratch: the fast mode to compare with ``loop``.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "no-op1": {"drop_operator": "geca_op1"},
     "no-op2": {"drop_operator": "geca_op2"},
     "per-operator": {"retention": "per-operator"},
+    "warm-start": {"warm_start": True},
 }
 
 

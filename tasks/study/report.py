@@ -125,6 +125,25 @@ def table5(study: Study) -> list[str]:
     return lines
 
 
+def warm_start_table(study: Study) -> list[str]:
+    """The warm-start arm against the loop retrained from scratch (issue #18's fast mode): accuracy at
+    round T, training seconds summed over rounds 0..T, and the paired difference warm-start - loop."""
+    if "warm-start" not in study.arms or "loop" not in study.arms:
+        return []
+    lines = ["| solver | split | loop (from scratch) | warm-start | warm-start - loop [95% paired bootstrap] | "
+             "train s, loop | train s, warm-start |", "|---|---|---|---|---|---|---|"]
+    for solver in study.solvers:
+        for split in study.splits:
+            seconds = {arm: [sum(rec.train_seconds for rec in r.records)
+                             for r in study.by.get((solver, split, arm), {}).values()] for arm in ("loop", "warm-start")}
+            lines.append(f"| {solver} | {split} | {_fmt(study.accuracies(solver, split, 'loop'))} | "
+                         f"{_fmt(study.accuracies(solver, split, 'warm-start'))} | "
+                         f"{_interval(study.difference(solver, split, 'warm-start', baseline='loop'))} | "
+                         f"{_fmt(seconds['loop']).split(' (')[0] if seconds['loop'] else '-'} | "
+                         f"{_fmt(seconds['warm-start']).split(' (')[0] if seconds['warm-start'] else '-'} |")
+    return lines
+
+
 def beyond(study: Study) -> list[str]:
     """Per round of the first seed's loop cell: compounds of the test set present in the pool, DBCA^c
     pool -> test, kept per operator; and kept problems beside their parents."""
@@ -170,6 +189,9 @@ def write_report(results: Sequence[CellResult], directory: Path, header: Sequenc
     lines = [*header, "", "## Cells", "", *cells_table(study, tracking_uri), "",
              "## Table 1: answer accuracy at the final round, with and without the loop", "", *table1(study), "",
              "## Table 5: arms against the control", "", *table5(study), ""]
+    warm = warm_start_table(study)
+    if warm:
+        lines += ["## Warm-started rounds against retraining from scratch", "", *warm, ""]
     sd = table4(study, sd_labels or {})
     if sd:
         lines += ["## Table 4: SD structural vs lexical", "", *sd, ""]

@@ -183,3 +183,13 @@ def test_a_second_run_on_a_locked_run_directory_is_refused(prefect_harness, tmp_
     finally:
         held.close()
     assert not (params.run_dir() / "round_00").exists()
+
+
+def test_warm_started_rounds_train_their_own_epoch_count(prefect_harness, tmp_path):
+    params = tiny_params(tmp_path, rounds=1, warm_start=True, warm_start_epochs=1, train={"epochs": 3, "batch_size": 32,
+                                                                                          "beam_size": 2})
+    augment_loop(params)
+    run_dir = params.run_dir()
+    epochs = [json.loads((rundir.round_dir(run_dir, r) / "epochs.json").read_text()) for r in (0, 1)]
+    assert [len(e) for e in epochs] == [3, 1]  # round 0 from scratch, round 1 continued for warm_start_epochs
+    assert rundir.read_record(run_dir, 1).best_epoch == 1

@@ -67,6 +67,14 @@ def test_fingerprint_changes_with_results_relevant_parameters_only():
     assert a.fingerprint() == LoopParams(rounds=9).fingerprint()  # more rounds continue the same run
 
 
+def test_a_field_added_later_keeps_existing_run_directories_at_its_default():
+    # The fingerprint of the default parameters before `warm_start_epochs` existed (commit 510ff3a): a run or
+    # study cell started then must resume in its own directory, not start again in a new one.
+    assert LoopParams().fingerprint() == "eac256307c"
+    assert LoopParams(warm_start_epochs=None).fingerprint() == "eac256307c"
+    assert LoopParams(warm_start=True, warm_start_epochs=5).fingerprint() != LoopParams(warm_start=True).fingerprint()
+
+
 def test_unknown_or_unoffered_operators_are_rejected_by_name():
     with pytest.raises(ValidationError, match="unknown operator"):
         LoopParams.model_validate({"augment": {"operators": ["geca_op3"]}})

@@ -113,6 +113,8 @@ def register(subparsers) -> None:
     loop.add_argument("--score", dest="top__score", choices=tuple(SCORES), help="candidate score (default confidence)")
     loop.add_argument("--warm-start", dest="top__warm_start", action="store_true", default=None,
                       help="retrain from the previous round's weights")
+    loop.add_argument("--warm-start-epochs", dest="top__warm_start_epochs", type=int,
+                      help="with --warm-start: epochs of rounds 1..T (default: --epochs)")
     loop.add_argument("--seed", dest="top__seed", type=int, help="default 0")
     loop.add_argument("--out", dest="top__out_dir", help="output directory (default ./runs)")
     loop.add_argument("--experiment", dest="top__experiment", help="MLflow experiment (default compaug-<format>)")

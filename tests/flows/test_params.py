@@ -47,6 +47,8 @@ def test_every_cli_option_reaches_the_pure_config(tmp_path, monkeypatch):
         operators=("geca_op1", "reverse_operation"), per_problem_cap=4, per_round_cap=None,
         allow_unused_quantities=False, seed=5)
     assert str(params.data.spec().path) == "data.json" and params.data.spec().format == "mawps"
+    warm = parse("--format", "mawps", "data.json", "--warm-start", "--warm-start-epochs", "9")
+    assert warm.warm_start and warm.warm_start_epochs == 9
 
 
 def test_a_params_file_reaches_the_pure_config_and_the_cli_overrides_it(tmp_path):

@@ -265,8 +265,22 @@ def report_finished_cells(params: StudyParams) -> dict[str, Any]:
     for cell in params.cells():
         done = finished_cell(params, cell)
         cell_dir = params.directory() / "cells" / cell.key
-        results.append(done or CellResult(cell, "pending", error="not finished yet" if cell_dir.is_dir() else "not run yet"))
+        results.append(done or CellResult(cell, "pending", error=_progress(cell_dir) if cell_dir.is_dir() else "not run yet"))
     return _report(params, results)
+
+
+def _progress(cell_dir: Path) -> str:
+    """What an unfinished cell has so far: its completed rounds and each one's test accuracies (a study
+    between sittings; these are not results: the cell is read at round T only once it is finished)."""
+    from tasks.loop import rundir
+
+    parts = []
+    for run_dir in sorted(p for p in cell_dir.iterdir() if p.is_dir()):
+        for r in rundir.completed_rounds(run_dir):
+            record = rundir.read_record(run_dir, r)
+            accs = ", ".join(f"{name} {m.answer_acc:.3f}" for name, m in record.tests.items())
+            parts.append(f"round {r}: {accs} (pool {record.pool_size})")
+    return "not finished yet" + (f"; done so far: {'; '.join(parts)}" if parts else "")
 
 
 def _completed(run_dir: Path) -> list[int]:

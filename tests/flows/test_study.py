@@ -106,3 +106,20 @@ def test_the_report_of_finished_cells_can_be_rebuilt_without_training(tiny_study
     unrun = params.model_copy(update={"seeds": [0, 1, 7]})  # seed 7 never ran
     assert {k for k in report_finished_cells(unrun)["pending"] if k.endswith("-s7")} == \
         {c.key for c in unrun.cells() if c.seed == 7}
+
+
+def test_an_unfinished_cell_shows_the_rounds_it_has_done_in_a_partial_report(tiny_study):
+    from flows.study import report_finished_cells
+
+    params, _ = tiny_study
+    longer = params.model_copy(update={"rounds": 3})  # the same cells, now one round short of T
+    summary = report_finished_cells(longer)
+    assert "gts-iid-loop-s0" in summary["pending"]
+    run_dir = next((params.directory() / "cells" / "gts-iid-loop-s0").iterdir())
+    row = next(line for line in (params.directory() / "report.md").read_text().splitlines()
+               if line.startswith("| gts-iid-loop-s0 |"))
+    for r in (0, 1, 2):
+        record = rundir.read_record(run_dir, r)
+        assert f"round {r}: iid {record.tests['iid'].answer_acc:.3f} (pool {record.pool_size})" in row
+    assert "not finished yet" in row and "round 3" not in row
+    report_finished_cells(params)  # leave the module's report as the other tests expect it

@@ -3,7 +3,8 @@
 Prints: seconds per training epoch; the epoch's achieved matrix FLOP/s (FLOPs counted with
 torch's FlopCounterMode over one forward+backward pass of the same batches) next to a plain
 square torch matmul's FLOP/s; inference problems/s at beam 5 batched vs batch-size-1 decoding of
-the same model (and whether both give the same expressions); peak RSS; with ``--reference-epochs N``
+the same model (and whether both give the same expressions); candidates scored per second (teacher-forced
+likelihood, batched, as a round scores) against one training epoch; peak RSS; with ``--reference-epochs N``
 the public GTS (``../shared/reference-gts``, GPL-3, run as a separate process, never imported) trained
 for N epochs on the same train side with the same thread count, right after compaug's epochs, and the
 ratio of milliseconds per problem (with ``--reference-eval``, its one-at-a-time beam-5 decoding speed
@@ -49,7 +50,7 @@ from solvers.base import TrainConfig  # noqa: E402
 from solvers.checkpoint import data_hash, save_checkpoint  # noqa: E402
 from solvers.evaluate import evaluate_predictions  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
-from solvers.trainer import length_bucketed, predict, train_model  # noqa: E402
+from solvers.trainer import length_bucketed, log_likelihoods, predict, train_model  # noqa: E402
 from solvers.vocab import build_encoding  # noqa: E402
 
 
@@ -219,6 +220,15 @@ def main(argv=None) -> int:
     print(f"inference beam {args.beam}: batched {batched_ps:.1f} problems/s ({len(test)} problems, batch "
           f"{args.batch_size}); batch-size-1 {single_ps:.1f} problems/s ({len(subset)} problems); "
           f"ratio {batched_ps / single_ps:.1f}x; same expression {same}/{len(subset)}", flush=True)
+    # Scoring, as a round scores its candidates: teacher-forced likelihood in batches of 64 (the train side
+    # stands in for candidates: the same kind of problems). Compared with one training epoch of the same model.
+    t0 = time.perf_counter()
+    log_likelihoods(model, encoding, train, batch_size=64)
+    scored_ps = len(train) / (time.perf_counter() - t0)
+    round_cap = 1500
+    print(f"scoring (teacher-forced likelihood, batch 64): {scored_ps:.0f} candidates/s; a round of {round_cap} "
+          f"candidates {round_cap / scored_ps:.1f} s against one training epoch {epoch_s:.1f} s "
+          f"({round_cap / scored_ps / epoch_s:.2f} of an epoch)", flush=True)
     report_test = evaluate_predictions(test, preds)
     if reference and "bs1_problems_s" in reference:
         print(f"inference, one at a time (beam {args.beam}): compaug {single_ps:.1f} problems/s, reference "
@@ -235,7 +245,7 @@ def main(argv=None) -> int:
             "test": len(test), "epoch_seconds": epoch_s, "epoch_seconds_all": [e.seconds for e in result.epochs],
             "valid_answer_acc": [e.valid_answer_acc for e in result.epochs], "best_epoch": result.best_epoch,
             "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,
-            "batched_problems_s": batched_ps, "bs1_problems_s": single_ps, "bs1_same": same,
+            "batched_problems_s": batched_ps, "scored_candidates_s": scored_ps, "bs1_problems_s": single_ps, "bs1_same": same,
             "test_answer_acc": report_test.answer_acc, "test_equation_acc": report_test.equation_acc,
             "test_invalid_rate": report_test.invalid_rate, "peak_rss_mb": rss_mb,
             "total_seconds": result.seconds, "ms_per_problem": ms_per_problem,

@@ -114,3 +114,13 @@ def test_early_stopping_after_patience():
     result = solver.fit(problems[:4], problems[4:], TrainConfig(epochs=30, batch_size=4, lr=1e-6, patience=2, progress=False))
     # with a learning rate this small the accuracy never improves after epoch 1
     assert result.best_epoch == 1 and len(result.epochs) == 3
+
+
+def test_the_progress_bar_spans_every_epoch_and_shows_the_remaining_time(capsys):
+    problems = toy_problems()
+    solver = GTSSolver(GTSConfig(embedding_size=8, hidden_size=8, dropout=0.0))
+    # 6 problems in batches of 4: 2 batches an epoch, 3 epochs -> one bar of 6 batches, not three bars of 2
+    solver.fit(problems[:6], problems[6:], TrainConfig(epochs=3, batch_size=4, progress=True, seed=0))
+    err = capsys.readouterr().err
+    assert "epoch 3/3" in err and "6/6" in err and "2/2" not in err
+    assert "<00:0" in err  # tqdm's "[elapsed<remaining" field: the ETA of the whole training

@@ -9,6 +9,7 @@ training's ETA. Nothing here touches MLflow or Prefect: the flow calls it.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Callable, TextIO
@@ -25,6 +26,14 @@ def duration(seconds: float) -> str:
     return tqdm.format_interval(max(0.0, seconds))
 
 
+def _terminal(stream: TextIO) -> bool:
+    """A terminal a bar can be drawn on: a TTY with a width (a pty of width 0 would show no bar at all)."""
+    try:
+        return stream.isatty() and os.get_terminal_size(stream.fileno()).columns > 0
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 class LoopProgress:
     """Progress of rounds 0..T. ``done`` rounds were complete before this session (a resumed run)."""
 
@@ -32,7 +41,7 @@ class LoopProgress:
                  interval: float = LINE_INTERVAL_S, clock: Callable[[], float] = time.monotonic):
         self.total, self.done, self.epochs = total, done, epochs
         self.stream = stream if stream is not None else sys.stderr
-        self.tty = self.stream.isatty() if tty is None else tty
+        self.tty = _terminal(self.stream) if tty is None else tty
         self.interval, self.clock = interval, clock
         self.started = self._last_line = clock()
         self._round_started = self._train_started = self.started
@@ -57,11 +66,13 @@ class LoopProgress:
 
     def eta(self, now: float) -> float | None:
         """Seconds left: the mean measured round time times the rounds left, less what the current
-        round has run; None before a round has been measured."""
+        round has run (a round past the mean counts as ending now); None before a round is measured."""
         if not self.round_seconds:
             return None
-        left = sum(self.round_seconds) / len(self.round_seconds) * (self.total - self.done)
-        return max(0.0, left - (now - self._round_started if self._running is not None else 0.0))
+        mean, left = sum(self.round_seconds) / len(self.round_seconds), self.total - self.done
+        if self._running is None:
+            return mean * left
+        return mean * (left - 1) + max(0.0, mean - (now - self._round_started))
 
     def _eta_text(self, now: float) -> str:
         eta = self.eta(now)

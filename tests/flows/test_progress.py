@@ -61,3 +61,14 @@ def test_a_terminal_gets_a_bar_of_rounds_with_elapsed_time_and_eta():
     assert "rounds 1/3" in text and "ETA 01:20, round 1: epoch 1/4" in text
     assert "compaug: round" not in text  # the bar, not log lines
     assert duration(3725) == "1:02:05"
+
+
+def test_a_round_running_past_the_mean_leaves_the_other_rounds_estimate():
+    clock = Clock()
+    progress = LoopProgress(total=4, done=0, epochs=5, stream=io.StringIO(), tty=False, clock=clock)
+    progress.round_started(0)
+    clock.now = 10.0
+    progress.round_finished(0)
+    progress.round_started(1)
+    clock.now = 35.0  # round 1 has run 25 s, past the 10 s mean: rounds 2 and 3 still take 10 s each
+    assert progress.eta(clock()) == 20.0

@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from prefect import flow
 from prefect.artifacts import create_table_artifact
@@ -22,8 +22,9 @@ from prefect.logging import get_run_logger
 
 from flows.environment import apply_defaults
 from flows.params import LoopParams
+from flows.progress import LoopProgress
 from flows.tracking import LoopTracker
-from solvers.base import TrainConfig
+from solvers.base import EpochStats, TrainConfig
 from tasks.augment.base import AugmentConfig
 from tasks.loop import rundir, steps
 from tasks.loop.datasets import DataSets, GapMeasure
@@ -67,8 +68,37 @@ def _rounded(value: Any) -> Any:
     return round(value, 4) if isinstance(value, float) else value
 
 
+def _epoch_callback(r: int, tracker: LoopTracker, progress: LoopProgress) -> Callable[[EpochStats], None]:
+    """The trainer's ``on_epoch``: each epoch to the round's MLflow child as it ends, and to the user."""
+    show = progress.training(r)
+
+    def on_epoch(stats: EpochStats) -> None:
+        tracker.log_epoch(r, stats)
+        show(stats)
+
+    return on_epoch
+
+
 def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets: DataSets,
-              gap: GapMeasure | None, tracker: LoopTracker, scoring: ScoringWorkers) -> RoundRecord:
+              gap: GapMeasure | None, tracker: LoopTracker, scoring: ScoringWorkers,
+              progress: LoopProgress) -> RoundRecord:
+    """Round ``r`` inside its MLflow child run, which starts first and ends last (FAILED, or KILLED on
+    an interrupt, when the round raises), so the child's duration is the round's wall time."""
+    tracker.start_round(r, _flow_run_id())
+    progress.round_started(r)
+    try:
+        record = _round(r, params, configs, run_dir, sets, gap, tracker, scoring, progress)
+    except BaseException as err:
+        tracker.end_round(r, "FAILED" if isinstance(err, Exception) else "KILLED")
+        raise
+    tracker.end_round(r, "FINISHED")
+    progress.round_finished(r)
+    return record
+
+
+def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets: DataSets,
+           gap: GapMeasure | None, tracker: LoopTracker, scoring: ScoringWorkers,
+           progress: LoopProgress) -> RoundRecord:
     logger = get_run_logger()
     if os.environ.get(FAULT_ENV) == str(r):
         raise RuntimeError(f"injected failure at the start of round {r} ({FAULT_ENV})")
@@ -92,7 +122,6 @@ def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, se
         pool_size = steps.write_pool(sets.train, run_dir, r, pool_path)
         generation = steps.generation_record(generated, unscorable, kept)
     checkpoint = rd / "checkpoint"
-    epochs: list[dict] = []
     if generation is not None and generation.kept == 0:
         # Nothing new in the pool: the previous solver is this round's solver.
         logger.warning("round %d kept no candidates; reusing the round %d solver", r, r - 1)
@@ -105,9 +134,8 @@ def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, se
         if warm is not None and params.warm_start_epochs:
             train_config = replace(train_config, epochs=params.warm_start_epochs)
         summary = steps.train_solver(pool_path, sets.valid, configs.solver_name, configs.solver, train_config,
-                                     checkpoint, warm)
-        epochs = summary.epochs
-        rundir.write_json_atomic(rd / "epochs.json", epochs)  # the validation curve, for reports
+                                     checkpoint, warm, _epoch_callback(r, tracker, progress))
+        rundir.write_json_atomic(rd / "epochs.json", summary.epochs)  # the validation curve, for reports
         train_seconds, best_epoch, valid_acc = summary.seconds, summary.best_epoch, summary.best_valid_answer_acc
     tests = steps.evaluate_solver(checkpoint, sets.tests, configs.train.beam_size, device, rd)
     divergence = None
@@ -120,7 +148,7 @@ def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, se
                          round_seconds=time.perf_counter() - start, generation=generation,
                          compound_divergence=divergence)
     sample = _kept_sample(rd / "kept.jsonl") if r > 0 else None
-    tracker.log_round(record, epochs, sample, _flow_run_id())
+    tracker.log_round(record, sample)
     create_table_artifact(table=[{"metric": k, "value": _rounded(v)} for k, v in record.metrics().items()],
                           key=f"compaug-{params.fingerprint()}-round-{r}",
                           description=f"Round {r} of {params.rounds}: pool, candidates, kept, accuracies")
@@ -160,9 +188,11 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
         done = set(rundir.completed_rounds(run_dir))
         if done:
             logger.info("resuming %s: rounds %s already complete", run_dir, sorted(done))
-        records = [rundir.read_record(run_dir, r) if r in done
-                   else run_round(r, params, configs, run_dir, sets, gap, tracker, scoring)
-                   for r in range(params.rounds + 1)]
+        wanted = range(params.rounds + 1)
+        with LoopProgress(len(wanted), len(done.intersection(wanted)), configs.train.epochs) as progress:
+            records = [rundir.read_record(run_dir, r) if r in done
+                       else run_round(r, params, configs, run_dir, sets, gap, tracker, scoring, progress)
+                       for r in wanted]
         tracker.log_plot(records)
         final_checkpoint = rundir.round_dir(run_dir, params.rounds) / "checkpoint"
         tracker.log_final(final_checkpoint, records)

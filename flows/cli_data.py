@@ -9,21 +9,23 @@ from __future__ import annotations
 import argparse
 import json
 
-from mwp.readers import FORMATS
+from mwp.readers import FORMATS, DataSpec
 
 
 def register(subparsers) -> None:
-    data = subparsers.add_parser("data", help="inspect datasets")
+    data = subparsers.add_parser("data", help="inspect datasets", description="Inspect datasets before a run.")
     commands = data.add_subparsers(dest="data_command", required=True)
     p = commands.add_parser("describe", help="usable count, skip reasons, depths and templates of a dataset",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--format", dest="fmt", choices=FORMATS, default="builtin",
-                   help="data format (default: the built-in corpus)")
+                   help="data format (default %(default)s: the built-in corpus)")
     p.add_argument("path", nargs="?", help="data file (not for builtin)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("--size", type=int, default=3000, help="problems in the built-in corpus (default 3000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the built-in corpus (default 0)")
-    p.add_argument("--examples", type=int, default=5, help="skipped records shown per reason in text mode")
+    p.add_argument("--size", type=int, default=DataSpec.builtin_size,
+                   help="problems in the built-in corpus (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the built-in corpus (default %(default)s)")
+    p.add_argument("--examples", type=int, default=5,
+                   help="skipped records shown per reason in text mode (default %(default)s)")
     p.set_defaults(handler=describe)
 
 

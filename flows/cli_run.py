@@ -15,15 +15,9 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from flows.cli_fields import EXPLICIT_NONE, none_or as _none_or
+
 SECTION_SEP = "__"  # argparse dest "<section>__<field>"; section "top" is LoopParams itself
-EXPLICIT_NONE = "\0none"  # "--per-round-cap none" (no limit), unlike an option not given (None)
-
-
-def _none_or(kind):
-    def parse(text: str):
-        return EXPLICIT_NONE if text.lower() in ("none", "null") else kind(text)
-    parse.__name__ = kind.__name__
-    return parse
 
 
 def _add_model_options(group, model_cls, section: str, skip: tuple[str, ...] = (),
@@ -164,6 +158,14 @@ def params_from_args(args: argparse.Namespace):
     return LoopParams.model_validate(_merge(values, given))
 
 
+def mlflow_ui_command(tracking_uri: str) -> str:
+    """The README's MLflow UI command for this store, with the ``mlflow`` installed beside this Python
+    (job execution off, one worker: the command README.md documents), so the hint and the README agree."""
+    program = Path(sys.executable).parent / "mlflow"
+    return (f"MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false {program if program.exists() else 'mlflow'} server "
+            f"--backend-store-uri {tracking_uri} --host 127.0.0.1 --port 5000 --workers 1")
+
+
 def format_summary(result: dict[str, Any]) -> str:
     from tasks.loop.record import table_row
 
@@ -194,7 +196,9 @@ def format_summary(result: dict[str, Any]) -> str:
         f"MLflow        : experiment {result['experiment']!r}, parent run {result['mlflow_run_id']} at {tracking}",
     ]
     if tracking.startswith("sqlite:"):
-        lines.append(f"  open the UI : mlflow server --backend-store-uri {tracking} --host 127.0.0.1 --port 5000")
+        lines.append(f"  open the UI : {mlflow_ui_command(tracking)}")
+    elif tracking.startswith(("http://", "https://")):
+        lines.append(f"  open the UI : {tracking}")
     lines.append(f"Prefect       : flow run {result.get('flow_run_id')} (artifacts 'compaug-...-rounds'; "
                  "`prefect server start` to browse a server's records)")
     return "\n".join(lines)

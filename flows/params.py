@@ -1,4 +1,6 @@
-"""The validated parameter object of the ``augment_loop`` flow (rendered as a form in the Prefect UI).
+"""The validated parameter objects of the flows (rendered as forms in the Prefect UI): ``LoopParams`` of
+``augment_loop``, ``SplitParams`` and ``SDParams`` of the split and SD flows. Free of Prefect and
+MLflow: the CLI's parser reads these fields for its options' help texts and defaults.
 
 One shape end to end: each settings model uses the field names and defaults of the pure config it
 builds (``DataSpec``, the solver's config, ``TrainConfig``, ``AugmentConfig``), and validation builds
@@ -12,9 +14,9 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
 from mwp.readers import FORMATS, DataSpec, check_source_path
 from ranking.retention import POLICIES
@@ -22,6 +24,8 @@ from ranking.scores import SCORES
 from solvers.base import TrainConfig
 from solvers.registry import SOLVERS
 from tasks.augment.base import AugmentConfig
+from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, K_RULES
+from tasks.dbca.splitter import SPLIT_METHODS, SplitConfig
 
 _DATA, _TRAIN, _AUGMENT = DataSpec(), TrainConfig(), AugmentConfig()
 
@@ -200,3 +204,86 @@ class LoopParams(Strict):
         if os.environ.get("MLFLOW_TRACKING_URI"):
             return os.environ["MLFLOW_TRACKING_URI"]
         return f"sqlite:///{(self.out_dir / 'mlflow.db').resolve()}"
+
+
+# The split and SD flows (flows/split.py)
+
+def _readable_source(fmt: str, path: Optional[str]) -> None:
+    """Checked when the parameters are validated, before any work: the data file exists."""
+    if fmt != "builtin" and not path:
+        raise ValueError(f"format {fmt!r} needs a data file")
+    if fmt == "builtin" and path:
+        raise ValueError("the builtin corpus is generated, it takes no path")
+    if path:
+        try:
+            check_source_path(fmt, path)
+        except FileNotFoundError as err:  # a ValueError, so that pydantic reports it
+            raise ValueError(str(err)) from err
+
+
+class SplitParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal[FORMATS] = Field(description="dataset format (mwp.readers.FORMATS)")
+    path: Optional[str] = Field(None, description="dataset file (none for builtin)")
+    method: Literal[SPLIT_METHODS] = Field("comdiv", description="comdiv: maximum compound divergence (DBCA); "
+                                                                 "iid: random, for comparison")
+    out: str = Field(description="split file (JSON) to write")
+    k: Union[Literal["auto"], PositiveInt] = Field("auto", description="quantity clusters: auto (chosen among ks "
+                                                                      "by k_rule) or a number")
+    ks: list[PositiveInt] = Field(default_factory=lambda: list(DEFAULT_KS), min_length=1,
+                                  description="the cluster counts k=auto chooses from")
+    k_rule: Literal[K_RULES] = Field("gain", description="auto k: highest DBCA^c gain over the I.I.D. split at that "
+                                                        "k (gain), or highest DBCA^c (highest)")
+    min_compound_examples: PositiveInt = Field(2, description="leave out compounds held by fewer pool examples "
+                                                              "(1 = keep all)")
+    group_moves: bool = Field(True, description="when stuck, move all train holders of one compound to test at "
+                                                "once (--no-group-moves: single-example swaps only)")
+    window: PositiveInt = Field(DEFAULT_WINDOW, description="tokens on each side of a quantity that describe it "
+                                                            "for clustering")
+    max_compound_depth: Optional[PositiveInt] = Field(DEFAULT_MAX_DEPTH, description="deepest subtree counted as "
+                                                                                     "a compound")
+    test_fraction: float = Field(0.2, gt=0.0, lt=1.0, description="share of the problems on the test side")
+    seed: int = Field(0, description="seeds the random start, the clustering and the candidate sampling")
+    atom_alpha: float = Field(0.5, gt=0.0, lt=1.0, description="Chernoff alpha of the atom divergence (CFQ: 0.5)")
+    compound_alpha: float = Field(0.1, gt=0.0, lt=1.0,
+                                  description="Chernoff alpha of the compound divergence (CFQ: 0.1)")
+    max_atom_divergence: float = Field(0.02, ge=0.0, le=1.0,
+                                       description="a swap may not push the atom divergence above this")
+    target_divergences: list[Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
+        default_factory=list, description="compound divergence(s) to stop at (each in [0, 1]); one extra file "
+                                          "<out>-cX.XX.json per value")
+    max_iterations: PositiveInt = Field(100_000, description="budget of swap attempts")
+    candidates: int = Field(0, ge=0, description="examples scored per side and swap (0 = all)")
+    tries: PositiveInt = Field(100, description="best first moves tried before a swap attempt counts as no "
+                                                "improvement")
+    progress: bool = Field(True, description="a progress bar on stderr")
+
+    @model_validator(mode="after")
+    def _source(self) -> "SplitParams":
+        _readable_source(self.format, self.path)
+        return self
+
+    def config(self) -> SplitConfig:
+        return SplitConfig(
+            test_fraction=self.test_fraction, seed=self.seed, atom_alpha=self.atom_alpha,
+            compound_alpha=self.compound_alpha, max_atom_divergence=self.max_atom_divergence,
+            target_divergence=max(self.target_divergences) if self.target_divergences else None,
+            snapshot_divergences=tuple(sorted(self.target_divergences)), max_iterations=self.max_iterations,
+            candidates=self.candidates, tries=self.tries, progress=self.progress,
+            min_compound_examples=self.min_compound_examples, group_moves=self.group_moves)
+
+
+class SDParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal[FORMATS] = Field(description="dataset format (mwp.readers.FORMATS)")
+    path: Optional[str] = Field(None, description="dataset file (none for builtin)")
+    out: str = Field(description="directory for train.jsonl, test.jsonl and split.json")
+    k: PositiveInt = Field(10, description="quantity clusters used to measure the SD divergences")
+    seed: int = Field(0, description="seeds the clustering that measures the divergences")
+
+    @model_validator(mode="after")
+    def _source(self) -> "SDParams":
+        _readable_source(self.format, self.path)
+        return self

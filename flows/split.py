@@ -1,6 +1,7 @@
 """Prefect flows that write DBCA splits (``split_flow``) and the synthetic SD set (``sd_flow``).
 
-Thin shell over tasks/dbca/: the flows validate their parameters, compose the tasks of
+Thin shell over tasks/dbca/: the flows validate their parameters (``SplitParams``, ``SDParams`` in
+flows/params.py, light enough for the CLI's parser), compose the tasks of
 tasks/dbca/steps.py (which write the files) and log one MLflow run each (SQLite store under the output
 directory unless ``MLFLOW_TRACKING_URI`` is set).
 """
@@ -9,87 +10,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Literal, Optional, Union
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
-from mwp.readers import FORMATS, check_source_path
-from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, K_RULES
-from tasks.dbca.splitter import SPLIT_METHODS, SplitConfig
+from flows.params import SDParams, SplitParams
 from tasks.dbca.steps import load_problems, make_split, synthesize, write_sd, write_split
 
 EXPERIMENT = "compaug-split"
-
-
-def _readable_source(fmt: str, path: Optional[str]) -> None:
-    """Checked when the parameters are validated, before any work: the data file exists."""
-    if fmt != "builtin" and not path:
-        raise ValueError(f"format {fmt!r} needs a data file")
-    if fmt == "builtin" and path:
-        raise ValueError("the builtin corpus is generated, it takes no path")
-    if path:
-        try:
-            check_source_path(fmt, path)
-        except FileNotFoundError as err:  # a ValueError, so that pydantic reports it
-            raise ValueError(str(err)) from err
-
-
-class SplitParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    format: Literal[FORMATS] = Field(description="dataset format (mwp.readers.FORMATS)")
-    path: Optional[str] = Field(None, description="dataset file (none for builtin)")
-    method: Literal[SPLIT_METHODS] = "comdiv"
-    out: str = Field(description="split file (JSON) to write")
-    k: Union[Literal["auto"], PositiveInt] = Field("auto", description="quantity clusters; auto picks from ks")
-    ks: list[PositiveInt] = Field(default_factory=lambda: list(DEFAULT_KS), min_length=1)
-    k_rule: Literal[K_RULES] = Field("gain", description="auto k: highest gain over I.I.D., or highest DBCA^c")
-    min_compound_examples: PositiveInt = Field(2, description="compounds held by fewer pool examples are left out")
-    group_moves: bool = True
-    window: PositiveInt = DEFAULT_WINDOW
-    max_compound_depth: Optional[PositiveInt] = DEFAULT_MAX_DEPTH
-    test_fraction: float = Field(0.2, gt=0.0, lt=1.0)
-    seed: int = 0
-    atom_alpha: float = Field(0.5, gt=0.0, lt=1.0)
-    compound_alpha: float = Field(0.1, gt=0.0, lt=1.0)
-    max_atom_divergence: float = Field(0.02, ge=0.0, le=1.0)
-    target_divergences: list[Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
-        default_factory=list, description="stop/snapshot points of DBCA^c (a divergence lies in [0, 1])")
-    max_iterations: PositiveInt = 100_000
-    candidates: int = Field(0, ge=0, description="candidates scored per side and swap; 0 = all")
-    tries: PositiveInt = 100
-    progress: bool = True
-
-    @model_validator(mode="after")
-    def _source(self) -> "SplitParams":
-        _readable_source(self.format, self.path)
-        return self
-
-    def config(self) -> SplitConfig:
-        return SplitConfig(
-            test_fraction=self.test_fraction, seed=self.seed, atom_alpha=self.atom_alpha,
-            compound_alpha=self.compound_alpha, max_atom_divergence=self.max_atom_divergence,
-            target_divergence=max(self.target_divergences) if self.target_divergences else None,
-            snapshot_divergences=tuple(sorted(self.target_divergences)), max_iterations=self.max_iterations,
-            candidates=self.candidates, tries=self.tries, progress=self.progress,
-            min_compound_examples=self.min_compound_examples, group_moves=self.group_moves)
-
-
-class SDParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    format: Literal[FORMATS] = Field(description="dataset format (mwp.readers.FORMATS)")
-    path: Optional[str] = None
-    out: str = Field(description="directory for train.jsonl, test.jsonl and split.json")
-    k: PositiveInt = Field(10, description="quantity clusters used to measure the SD divergences")
-    seed: int = 0
-
-    @model_validator(mode="after")
-    def _source(self) -> "SDParams":
-        _readable_source(self.format, self.path)
-        return self
 
 
 def _tracking(out_dir: Path) -> None:

@@ -2,7 +2,21 @@
 
 Everything goes through ``MlflowClient`` with explicit run ids, so parent and child metrics never
 depend on which run happens to be "active". The ids live in ``run_dir/mlflow.json`` so that a
-resumed run keeps adding rounds to the same parent.
+resumed run keeps adding rounds to the same parent and a retried round reuses its child.
+
+Two kinds of metric, never under one key (one key, one step axis):
+
+- round metrics, the names of ``RoundRecord.metrics()`` (``pool_size``, ``kept``, ``valid_answer_acc``,
+  ``<set>_answer_acc``, ``train_seconds``, ...), step = round, on the parent and on the round's child;
+- epoch metrics, ``epoch/<name>`` (``epoch/train_loss``, ``epoch/train_seconds``,
+  ``epoch/valid_answer_acc``, ``epoch/valid_equation_acc``, ``epoch/lr``), step = epoch, on the round's
+  child only, logged when the epoch ends (the trainer's ``on_epoch``), not when the round does.
+
+Every round, round 0 included, has a child created when the round starts and ended when it ends
+(FINISHED, or FAILED/KILLED when the round raised), so the child's duration is the round's wall
+time. A retried round (a re-run after a failure) reopens the same child, counts the attempt in the
+tag ``compaug.attempts`` and logs its epochs again: MLflow keeps both points at each epoch step
+(the later ones are the retry's; ``round_NN/epochs.json`` holds only the retry's).
 """
 from __future__ import annotations
 
@@ -10,11 +24,22 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from solvers.base import EpochStats
 from tasks.loop.record import RoundRecord
 
 PARENT_TAG = "mlflow.parentRunId"
+EPOCH_PREFIX = "epoch/"
+# EpochStats field -> epoch metric name (the key says what was timed: the training pass alone)
+EPOCH_METRICS = {"train_loss": "train_loss", "seconds": "train_seconds", "valid_answer_acc": "valid_answer_acc",
+                 "valid_equation_acc": "valid_equation_acc", "lr": "lr"}
+
+
+def epoch_metrics(stats: EpochStats) -> dict[str, float]:
+    """One epoch's numbers under their ``epoch/`` keys; an epoch without validation has no accuracies."""
+    values = {EPOCH_PREFIX + name: getattr(stats, field) for field, name in EPOCH_METRICS.items()}
+    return {key: float(value) for key, value in values.items() if value is not None}
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
@@ -169,43 +194,43 @@ class LoopTracker:
     def _save(self) -> None:
         self.state_path.write_text(json.dumps(self.state, indent=2))
 
-    def child(self, round_index: int, flow_run_id: str | None) -> str:
-        """The child run of a round (a retried round reuses its unfinished child)."""
+    def start_round(self, round_index: int, flow_run_id: str | None) -> str:
+        """The child run of a round, created as the round starts; a retried round reopens its child."""
         key = str(round_index)
-        if key in self.state["children"]:
-            return self.state["children"][key]
+        child = self.state["children"].get(key)
+        if child:
+            self.client.update_run(child, status="RUNNING")
+            attempts = int(self.client.get_run(child).data.tags.get("compaug.attempts", "1")) + 1
+            self.client.set_tag(child, "compaug.attempts", str(attempts))
+            return child
         run = self.client.create_run(self.experiment_id, run_name=f"round-{round_index}",
                                      tags={PARENT_TAG: self.parent_run_id, "compaug.round": key,
-                                           "prefect.flow_run_id": flow_run_id or ""})
+                                           "compaug.attempts": "1", "prefect.flow_run_id": flow_run_id or ""})
         self.state["children"][key] = run.info.run_id
         self._save()
         return run.info.run_id
 
-    def log_round(self, record: RoundRecord, epochs: Iterable[Mapping[str, Any]], kept_sample: list[dict] | None,
-                  flow_run_id: str | None) -> None:
-        """Round-level numbers go on the parent with step = round. Rounds 1..T get a child run
-        holding the per-epoch curves (step = epoch) and the kept sample; round 0, the baseline
-        solver before any augmentation, has no child: its curves go on the parent as ``baseline_*``."""
+    def log_epoch(self, round_index: int, stats: EpochStats) -> None:
+        """One epoch's metrics on the round's child, step = epoch, as the epoch ends."""
+        child = self.state["children"][str(round_index)]
+        for key, value in epoch_metrics(stats).items():
+            self.client.log_metric(child, key, value, step=stats.epoch)
+
+    def log_round(self, record: RoundRecord, kept_sample: list[dict] | None) -> None:
+        """The round's numbers on the parent and on its child, step = round; its record (and, for
+        rounds 1..T, a sample of the kept problems) as artifacts of the child."""
         round_index = record.round
-        child = self.child(round_index, flow_run_id) if round_index > 0 else None
-        target, prefix = (child, "") if child else (self.parent_run_id, "baseline_")
-        for e in epochs:
-            step = int(e["epoch"])
-            self.client.log_metric(target, prefix + "train_loss", float(e["train_loss"]), step=step)
-            self.client.log_metric(target, prefix + "epoch_seconds", float(e["seconds"]), step=step)
-            for key in ("valid_answer_acc", "valid_equation_acc", "lr"):
-                if e.get(key) is not None:
-                    self.client.log_metric(target, prefix + key, float(e[key]), step=step)
+        child = self.state["children"][str(round_index)]
         for key, value in record.metrics().items():
             if value == value:  # NaN is not a metric
                 self.client.log_metric(self.parent_run_id, key, value, step=round_index)
-                if child:
-                    self.client.log_metric(child, key, value, step=round_index)
-        self.client.log_dict(target, record.to_dict(), f"round_{round_index:02d}/metrics.json")
-        if child:
-            if kept_sample is not None:
-                self.client.log_dict(child, {"kept_sample": kept_sample}, f"round_{round_index:02d}/kept_sample.json")
-            self.client.set_terminated(child, "FINISHED")
+                self.client.log_metric(child, key, value, step=round_index)
+        self.client.log_dict(child, record.to_dict(), f"round_{round_index:02d}/metrics.json")
+        if kept_sample is not None:
+            self.client.log_dict(child, {"kept_sample": kept_sample}, f"round_{round_index:02d}/kept_sample.json")
+
+    def end_round(self, round_index: int, status: str = "FINISHED") -> None:
+        self.client.set_terminated(self.state["children"][str(round_index)], status)
 
     def log_plot(self, records: Sequence[RoundRecord]) -> None:
         import matplotlib.pyplot as plt

@@ -8,9 +8,10 @@ valid prefix expressions over the problem's own slots) and ``encode`` ((B, H) po
 Training: seeded, device auto (CUDA when available, else CPU), mixed precision on CUDA, Adam with
 weight decay, learning rate halved every ``lr_halving_epochs``, gradient clipping, length-bucketed
 shuffled batches, best epoch chosen on VALIDATION answer accuracy only (a copy of its weights is
-kept and restored at the end), optional early stopping, a tqdm bar. ``EpochStats.seconds`` is the
-training pass alone (validation excluded); ``TrainResult.seconds`` is everything. Nothing is logged:
-per-epoch :class:`EpochStats` go to ``on_epoch`` and into the returned :class:`TrainResult`.
+kept and restored at the end), optional early stopping, one tqdm bar over every epoch's batches (so
+its ETA is the whole training's). ``EpochStats.seconds`` is the training pass alone (validation
+excluded); ``TrainResult.seconds`` is everything. Nothing is logged: per-epoch :class:`EpochStats`
+go to ``on_epoch`` and into the returned :class:`TrainResult`.
 """
 from __future__ import annotations
 
@@ -140,6 +141,29 @@ def _autocast(device: torch.device):
     return torch.autocast("cpu", enabled=False)
 
 
+def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig, optimizer, scaler,
+                 rng: random.Random, device: torch.device, bar) -> float:
+    """One pass over ``train`` in shuffled length buckets; the mean batch loss."""
+    model.train()
+    total_loss, n_batches = 0.0, 0
+    for chunk in length_bucketed(train, config.batch_size, rng):
+        batch = encoding.batch(chunk).to(device)
+        optimizer.zero_grad(set_to_none=True)
+        with _autocast(device):
+            loss = model.loss(batch)
+        scaler.scale(loss).backward()
+        if config.grad_clip:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        scaler.step(optimizer)
+        scaler.update()
+        total_loss += loss.item()
+        n_batches += 1
+        bar.set_postfix(loss=f"{total_loss / n_batches:.3f}", refresh=False)
+        bar.update()
+    return total_loss / max(1, n_batches)
+
+
 def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Problem], valid: Sequence[Problem],
                 config: TrainConfig, on_epoch: Callable[[EpochStats], None] | None = None) -> TrainResult:
     """Train ``model`` in place; at the end it holds the weights of the best validation epoch (the
@@ -162,48 +186,38 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     history: list[EpochStats] = []
     best_state, best_epoch, best_acc, stale = None, 0, -1.0, 0
     started = time.perf_counter()
-    for epoch in range(1, config.epochs + 1):
-        t0 = time.perf_counter()
-        model.train()
-        lr = optimizer.param_groups[0]["lr"]
-        total_loss, n_batches = 0.0, 0
-        n_total = math.ceil(len(train) / config.batch_size)
-        bar = tqdm(length_bucketed(train, config.batch_size, rng), total=n_total, disable=not config.progress,
-                   desc=f"epoch {epoch}/{config.epochs}", leave=False)
-        for chunk in bar:
-            batch = encoding.batch(chunk).to(device)
-            optimizer.zero_grad(set_to_none=True)
-            with _autocast(device):
-                loss = model.loss(batch)
-            scaler.scale(loss).backward()
-            if config.grad_clip:
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-            scaler.step(optimizer)
-            scaler.update()
-            total_loss += loss.item()
-            n_batches += 1
-            bar.set_postfix(loss=f"{total_loss / n_batches:.3f}")
-        scheduler.step()
-        train_seconds = time.perf_counter() - t0
-        answer_acc = equation_acc = None
-        validate = valid and (epoch % max(1, config.eval_every) == 0 or epoch == config.epochs)
-        if validate:
-            report = evaluate_predictions(valid, predict(model, encoding, valid, config.beam_size, config.batch_size))
-            answer_acc, equation_acc = report.answer_acc, report.equation_acc
-        stats = EpochStats(epoch=epoch, train_loss=total_loss / max(1, n_batches), seconds=train_seconds,
-                           valid_answer_acc=answer_acc, valid_equation_acc=equation_acc, lr=lr)
-        history.append(stats)
-        if on_epoch is not None:
-            on_epoch(stats)
-        if answer_acc is not None:
-            if answer_acc > best_acc:
-                best_acc, best_epoch, stale = answer_acc, epoch, 0
-                best_state = copy.deepcopy(model.state_dict())
-            else:
-                stale += 1
-                if config.patience and stale >= config.patience:
-                    break
+    # One bar over every batch of every epoch: its ETA is the whole training's (validation time included
+    # in the measured rate), not one epoch's.
+    bar = tqdm(total=config.epochs * math.ceil(len(train) / config.batch_size), disable=not config.progress,
+               desc=f"epoch 1/{config.epochs}", unit="batch", leave=False)
+    try:
+        for epoch in range(1, config.epochs + 1):
+            t0 = time.perf_counter()
+            lr = optimizer.param_groups[0]["lr"]
+            bar.set_description(f"epoch {epoch}/{config.epochs}", refresh=False)
+            train_loss = _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device, bar)
+            scheduler.step()
+            train_seconds = time.perf_counter() - t0
+            answer_acc = equation_acc = None
+            validate = valid and (epoch % max(1, config.eval_every) == 0 or epoch == config.epochs)
+            if validate:
+                report = evaluate_predictions(valid, predict(model, encoding, valid, config.beam_size, config.batch_size))
+                answer_acc, equation_acc = report.answer_acc, report.equation_acc
+            stats = EpochStats(epoch=epoch, train_loss=train_loss, seconds=train_seconds,
+                               valid_answer_acc=answer_acc, valid_equation_acc=equation_acc, lr=lr)
+            history.append(stats)
+            if on_epoch is not None:
+                on_epoch(stats)
+            if answer_acc is not None:
+                if answer_acc > best_acc:
+                    best_acc, best_epoch, stale = answer_acc, epoch, 0
+                    best_state = copy.deepcopy(model.state_dict())
+                else:
+                    stale += 1
+                    if config.patience and stale >= config.patience:
+                        break
+    finally:
+        bar.close()
     if best_state is not None:
         model.load_state_dict(best_state)
     else:

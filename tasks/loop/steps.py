@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -15,7 +15,7 @@ from prefect.logging import get_run_logger
 
 from mwp.problem import read_problems_jsonl, write_jsonl
 from mwp.readers import DataSpec
-from solvers.base import TrainConfig
+from solvers.base import EpochStats, TrainConfig
 from tasks.augment.base import AugmentConfig
 from tasks.loop import datasets, rundir, training
 from tasks.loop.record import Generation, SetMetrics
@@ -62,10 +62,13 @@ def prepare_gap_measure(data: DataSpec, split_file: Path, run_dir: Path) -> data
 
 @task(name="train_solver", cache_policy=NO_CACHE)
 def train_solver(pool_path: Path, valid_path: Path, solver_name: str, solver_config: Any, train_config: TrainConfig,
-                 checkpoint_dir: Path, warm_start_from: Path | None = None) -> training.TrainSummary:
+                 checkpoint_dir: Path, warm_start_from: Path | None = None,
+                 on_epoch: Callable[[EpochStats], None] | None = None) -> training.TrainSummary:
+    """Train on the pool, select the epoch on validation; ``on_epoch`` (a plain callable from the flow)
+    sees each epoch as it ends."""
     train = read_problems_jsonl(pool_path)
     summary = training.train_solver(train, read_problems_jsonl(valid_path), solver_name, solver_config, train_config,
-                                    checkpoint_dir, warm_start_from)
+                                    checkpoint_dir, warm_start_from, on_epoch)
     get_run_logger().info("trained %s on %d problems in %.1fs; best epoch %d (valid acc %s)", solver_name,
                           len(train), summary.seconds, summary.best_epoch, summary.best_valid_answer_acc)
     return summary

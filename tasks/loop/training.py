@@ -10,10 +10,10 @@ import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from mwp.problem import Problem, read_problems_jsonl
-from solvers.base import TrainConfig
+from solvers.base import EpochStats, TrainConfig
 from tasks.loop.record import SetMetrics
 
 
@@ -28,18 +28,20 @@ class TrainSummary:
 
 
 def train_solver(train: Sequence[Problem], valid: Sequence[Problem], solver_name: str, solver_config: Any,
-                 train_config: TrainConfig, checkpoint_dir: Path, warm_start_from: Path | None = None) -> TrainSummary:
+                 train_config: TrainConfig, checkpoint_dir: Path, warm_start_from: Path | None = None,
+                 on_epoch: Callable[[EpochStats], None] | None = None) -> TrainSummary:
     """Train solver ``solver_name`` built from ``solver_config`` (or continue from the weights in
-    ``warm_start_from``), select the epoch on validation answer accuracy, save it to ``checkpoint_dir``."""
+    ``warm_start_from``), select the epoch on validation answer accuracy, save it to ``checkpoint_dir``.
+    ``on_epoch`` gets each epoch's :class:`EpochStats` as soon as the epoch ends (the flow logs it)."""
     from solvers.registry import build_solver, load_solver
 
     start = time.perf_counter()
     if warm_start_from is not None:
         solver = load_solver(warm_start_from, device=train_config.device)
-        result = solver.fit(list(train), list(valid), train_config, warm_start=True)
+        result = solver.fit(list(train), list(valid), train_config, on_epoch, warm_start=True)
     else:
         solver = build_solver(solver_name, config=solver_config, device=train_config.device)
-        result = solver.fit(list(train), list(valid), train_config)
+        result = solver.fit(list(train), list(valid), train_config, on_epoch)
     solver.save(checkpoint_dir)
     return TrainSummary(
         checkpoint=str(checkpoint_dir), best_epoch=result.best_epoch,

@@ -80,6 +80,12 @@ def test_round_files_exist(finished_run):
     assert rundir.read_record(run_dir, 2) == result["rounds"][2]  # the record round-trips through its file
 
 
+def _children(client, result) -> dict[int, object]:
+    exp_id = client.get_run(result["mlflow_run_id"]).info.experiment_id
+    return {int(r.data.tags["compaug.round"]): r for r in client.search_runs([exp_id])
+            if r.data.tags.get("mlflow.parentRunId") == result["mlflow_run_id"]}
+
+
 def test_mlflow_holds_one_parent_and_a_child_per_round_with_stepped_metrics(finished_run):
     from mlflow.tracking import MlflowClient
 
@@ -88,22 +94,99 @@ def test_mlflow_holds_one_parent_and_a_child_per_round_with_stepped_metrics(fini
     exp = client.get_experiment_by_name(params.experiment_name())
     runs = client.search_runs([exp.experiment_id])
     parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
-    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == result["mlflow_run_id"]]
     assert len(parents) == 1 and parents[0].info.run_id == result["mlflow_run_id"]
-    assert len(children) == 2
+    children = _children(client, result)
+    assert sorted(children) == [0, 1, 2]  # round 0, the baseline, has its child too
     history = client.get_metric_history(result["mlflow_run_id"], "pool_size")
     assert sorted(m.step for m in history) == [0, 1, 2]
     kept_steps = sorted(m.step for m in client.get_metric_history(result["mlflow_run_id"], "kept"))
     assert kept_steps == [1, 2]
     assert parents[0].data.params["rounds"] == "2"
     assert parents[0].data.tags.get("prefect.flow_run_id")
-    for child in children:
-        losses = client.get_metric_history(child.info.run_id, "train_loss")
-        assert sorted(m.step for m in losses) == [1, 2]  # one per epoch
     # artifacts live beside the SQLite store in the output directory, not in ./mlruns of the cwd
     assert exp.artifact_location.startswith((params.run_dir().parent / "mlartifacts").resolve().as_uri())
     artifacts = {a.path for a in client.list_artifacts(result["mlflow_run_id"])}
     assert {"accuracy_by_round.png", "final_solver", "rounds.json"} <= artifacts
+
+
+def test_each_round_child_spans_its_round_with_epoch_and_round_metrics_on_separate_keys(finished_run):
+    from mlflow.tracking import MlflowClient
+
+    params, result = finished_run
+    client = MlflowClient(tracking_uri=result["tracking_uri"])
+    epochs = params.train.epochs
+    parent_keys = set(client.get_run(result["mlflow_run_id"]).data.metrics)
+    assert parent_keys and not any(k.startswith(("epoch/", "baseline_")) for k in parent_keys)
+    for r, child in _children(client, result).items():
+        record = result["rounds"][r]
+        assert child.info.status == "FINISHED"
+        # created when the round started, ended when it ended: the wall time of the round, training included
+        assert child.info.end_time - child.info.start_time >= record.round_seconds * 1000 - 1
+        assert record.round_seconds > record.train_seconds > 0
+        for key in ("epoch/train_loss", "epoch/train_seconds", "epoch/valid_answer_acc", "epoch/lr"):
+            assert sorted(m.step for m in client.get_metric_history(child.info.run_id, key)) == list(range(1, epochs + 1))
+        assert {(m.step, m.value) for m in client.get_metric_history(child.info.run_id, "valid_answer_acc")} == {
+            (r, record.valid_answer_acc)}
+        for key in child.data.metrics:  # no key carries both kinds: one step axis per key
+            steps = {m.step for m in client.get_metric_history(child.info.run_id, key)}
+            assert steps == (set(range(1, epochs + 1)) if key.startswith("epoch/") else {r}), key
+        assert set(record.metrics()) <= set(child.data.metrics)
+        names = {a.path for a in client.list_artifacts(child.info.run_id, f"round_{r:02d}")}
+        assert f"round_{r:02d}/metrics.json" in names and (f"round_{r:02d}/kept_sample.json" in names) == (r > 0)
+
+
+def test_the_all_rounds_table_gives_every_row_every_column(finished_run):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
+
+    params, result = finished_run
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(
+            key=ArtifactFilterKey(any_=[f"compaug-{params.fingerprint()}-rounds"]),
+            flow_run_id=ArtifactFilterFlowRunId(any_=[result["flow_run_id"]])))
+    assert len(artifacts) == 1
+    rows = json.loads(artifacts[0].data)
+    assert [row["round"] for row in rows] == [0, 1, 2]
+    # the Prefect UI takes its columns from the first row: round 0 must carry the generation columns
+    assert all(list(row) == list(rows[0]) for row in rows)
+    assert {"candidates", "verified", "kept", "confidence_cut", "kept_geca_op1", "iid_answer_acc"} <= set(rows[0])
+    assert rows[0]["candidates"] is None and rows[1]["kept"] == result["rounds"][1].generation.kept
+
+
+def test_epochs_reach_mlflow_as_they_end_and_a_failed_round_is_retried_in_its_child(prefect_harness, tmp_path,
+                                                                                   monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    from tasks.loop import steps
+
+    params = tiny_params(tmp_path, rounds=0)
+    seen_in_mlflow = []
+
+    def evaluation_fails(*args, **kwargs):  # the round has trained; it ends only after evaluation
+        state = json.loads((params.run_dir() / "mlflow.json").read_text())
+        client = MlflowClient(tracking_uri=state["tracking_uri"])
+        history = client.get_metric_history(state["children"]["0"], "epoch/train_loss")
+        seen_in_mlflow.extend(sorted(m.step for m in history))
+        raise RuntimeError("evaluation failed")
+
+    monkeypatch.setattr(steps, "evaluate_solver", evaluation_fails)
+    with pytest.raises(RuntimeError, match="evaluation failed"):
+        augment_loop(params)
+    assert seen_in_mlflow == [1, 2]  # both epochs were in MLflow before the round could end
+    state = json.loads((params.run_dir() / "mlflow.json").read_text())
+    client = MlflowClient(tracking_uri=state["tracking_uri"])
+    failed = client.get_run(state["children"]["0"])
+    assert failed.info.status == "FAILED" and failed.info.end_time > failed.info.start_time
+    assert rundir.completed_rounds(params.run_dir()) == []
+
+    monkeypatch.undo()
+    result = augment_loop(params)
+    children = _children(client, result)
+    assert list(children) == [0] and children[0].info.run_id == failed.info.run_id  # the same child, reopened
+    assert children[0].info.status == "FINISHED" and children[0].data.tags["compaug.attempts"] == "2"
+    # the retry logged its epochs again into the same child: MLflow keeps both attempts' points
+    history = client.get_metric_history(failed.info.run_id, "epoch/train_loss")
+    assert sorted(m.step for m in history) == [1, 1, 2, 2]
 
 
 def test_resume_after_a_failure_skips_finished_rounds_and_ends_with_the_same_pool(prefect_harness, tmp_path,
@@ -128,6 +211,11 @@ def test_resume_after_a_failure_skips_finished_rounds_and_ends_with_the_same_poo
         rundir.round_dir(tiny_params(tmp_path / "reference").run_dir(), 2) / "pool.jsonl")]
     assert final == expected
     assert [r.pool_size for r in resumed["rounds"]] == [r.pool_size for r in reference["rounds"]]
+    from mlflow.tracking import MlflowClient
+
+    children = _children(MlflowClient(tracking_uri=resumed["tracking_uri"]), resumed)
+    assert sorted(children) == [0, 1, 2]  # round 2's child, FAILED by the injected failure, was reopened
+    assert children[2].info.status == "FINISHED" and children[2].data.tags["compaug.attempts"] == "2"
 
 
 def test_a_split_file_gives_comdiv_and_iid_sets_and_the_pools_compound_divergence(prefect_harness, tmp_path):

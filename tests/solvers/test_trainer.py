@@ -114,3 +114,25 @@ def test_early_stopping_after_patience():
     result = solver.fit(problems[:4], problems[4:], TrainConfig(epochs=30, batch_size=4, lr=1e-6, patience=2, progress=False))
     # with a learning rate this small the accuracy never improves after epoch 1
     assert result.best_epoch == 1 and len(result.epochs) == 3
+
+
+def test_the_progress_bar_spans_every_epoch_and_shows_the_remaining_time(monkeypatch):
+    from solvers import trainer
+
+    bars = []
+
+    def recorded(*args, **kwargs):
+        bars.append(trainer_tqdm(*args, **kwargs))
+        return bars[-1]
+
+    trainer_tqdm = trainer.tqdm
+    monkeypatch.setattr(trainer, "tqdm", recorded)
+    problems = toy_problems()
+    solver = GTSSolver(GTSConfig(embedding_size=8, hidden_size=8, dropout=0.0))
+    # 6 problems in batches of 4: 2 batches an epoch, 3 epochs -> one bar of 6 batches, not three bars of 2
+    solver.fit(problems[:6], problems[6:], TrainConfig(epochs=3, batch_size=4, progress=True, seed=0))
+    assert len(bars) == 1
+    bar = bars[0]
+    assert (bar.n, bar.total, bar.desc) == (6, 6, "epoch 3/3: ")
+    line = bar.format_meter(**{**bar.format_dict, "n": 3, "elapsed": 30.0, "rate": None})  # half way after 30 s
+    assert "3/6 [00:30<00:30" in line  # [elapsed<remaining: the ETA of the whole training

@@ -220,6 +220,9 @@ def run_command(args: argparse.Namespace) -> int:
 
     print(f"compaug run: {params.data.format} data, solver {params.solver.name}, {params.rounds} rounds, "
           f"keep {params.keep_fraction:.0%}; run directory {params.run_dir()}", flush=True)
-    result = augment_loop(params)
+    from flows.signals import run_stoppable
+
+    result = run_stoppable("run", f"run directory {params.run_dir()} can be resumed by running the same command",
+                           lambda: augment_loop(params))
     print(result_json(result) if args.json else format_summary(result))
     return 0

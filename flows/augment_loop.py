@@ -23,6 +23,7 @@ from prefect.logging import get_run_logger
 from flows.environment import apply_defaults
 from flows.params import LoopParams
 from flows.progress import LoopProgress
+from flows.signals import crash_abandoned, is_stop, remember_crash
 from flows.tracking import LoopTracker
 from solvers.base import EpochStats, TrainConfig
 from tasks.augment.base import AugmentConfig
@@ -157,7 +158,7 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
     return record
 
 
-@flow(name="augment-loop", log_prints=True)
+@flow(name="augment-loop", log_prints=True, on_crashed=[remember_crash])
 def augment_loop(params: LoopParams = LoopParams()) -> dict[str, Any]:
     """Iterative data augmentation with a solver-confidence data ranker (paper 003, Algorithm 1)."""
     logger = get_run_logger()
@@ -180,6 +181,7 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
     rundir.write_json_atomic(run_dir / "params.json", params.model_dump(mode="json"))
     tracker = LoopTracker.open(params.tracking(), params.experiment_name(), run_dir, params.model_dump(mode="json"),
                                _flow_run_id(), run_name=run_dir.name)
+    crash_abandoned(tracker.client, tracker.parent_run_id, _flow_run_id(), logger)  # Running after kill -9
     try:
         data = params.data.spec()
         sets, report = steps.prepare_data(data, run_dir, params.seed, params.test_fraction, params.valid_fraction,
@@ -201,8 +203,8 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
             table=[{k: _rounded(v) for k, v in table_row(r, test_sets, configs.augment.operators,
                                                           ["valid", *test_sets]).items()} for r in records],
             key=f"compaug-{params.fingerprint()}-rounds", description=f"All rounds of {run_dir.name}")
-    except BaseException:
-        tracker.finish("FAILED")
+    except BaseException as err:
+        tracker.finish("KILLED" if is_stop(err) else "FAILED")  # KILLED: Ctrl-C or SIGTERM (flows/signals.py)
         raise
     tracker.finish("FINISHED")
     return {"run_dir": run_dir, "rounds": records, "data": report, "tracking_uri": params.tracking(),

@@ -1,6 +1,8 @@
 """``compaug run``: the augmentation loop on the built-in corpus or a data file, locally.
 
-Prefect runs in its ephemeral mode (no server needed) unless PREFECT_API_URL points at one.
+Prefect records the run on a temporary local server that the command starts and stops (no server needed)
+unless PREFECT_API_URL points at one. Ctrl-C or SIGTERM stops the run within seconds (exit status 130 or
+143); the same command resumes it after its last completed round.
 With no data option the built-in corpus and settings sized to finish in a few minutes on 2 CPU
 cores are used (``flows.params.QUICK_RUN``); any option given explicitly overrides them.
 Every loop parameter has an option: the training and augmentation options are made from the
@@ -244,6 +246,9 @@ def run_command(args: argparse.Namespace) -> int:
 
     print(f"compaug run: {params.data.format} data, solver {params.solver.name}, {params.rounds} rounds, "
           f"keep {params.keep_fraction:.0%}; run directory {params.run_dir()}", flush=True)
-    result = augment_loop(params)
+    from flows.signals import run_stoppable
+
+    result = run_stoppable("run", f"run directory {params.run_dir()} can be resumed by running the same command",
+                           lambda: augment_loop(params))
     print(result_json(result) if args.json else format_summary(result))
     return 0

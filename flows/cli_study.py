@@ -63,7 +63,10 @@ def run_study(args: argparse.Namespace) -> int:
     from flows.tracking import check_tracking
 
     check_tracking(params.tracking())
-    result = study_flow(params)
+    from flows.signals import run_stoppable
+
+    result = run_stoppable("study", f"study directory {params.directory()}: running the same command again skips "
+                           "its finished cells", lambda: study_flow(params))
     print(f"report: {result['report']}\nfailed cells: {result['failed'] or 'none'}\n"
           f"MLflow: study run {result['mlflow_run_id']} at {result['tracking_uri']}")
     return 0

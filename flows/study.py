@@ -19,10 +19,13 @@ from typing import Any, Literal, Optional
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.settings import PREFECT_API_URL
 from pydantic import Field, model_validator
 
 from flows.environment import apply_defaults
 from flows.params import AugmentSettings, DataSource, LoopParams, SolverSettings, Strict, TrainSettings
+from flows.signals import is_stop, remember_crash
+from flows.tracking import end_open_runs_below
 from tasks.loop.sharding import local_cluster_kwargs
 from tasks.study.grid import ARMS, Cell, control_epochs, expand
 
@@ -202,7 +205,7 @@ def _submit(params: StudyParams, cells: list[Cell], results: dict, parent: str) 
     return submitted
 
 
-@flow(name="study-cells")
+@flow(name="study-cells", on_crashed=[remember_crash])
 def run_cells_on_dask(params: StudyParams, parent: str) -> dict:
     """Every cell as a task on the flow's Dask task runner: loop-like arms first, all at once; then the
     controls, whose budget is read from the finished loop cells."""
@@ -224,10 +227,14 @@ def dask_runner(params: StudyParams):
 
     if params.dask_address:
         return DaskTaskRunner(address=params.dask_address)
-    return DaskTaskRunner(cluster_kwargs=local_cluster_kwargs(params.workers))  # 127.0.0.1 only, no dashboard
+    # The workers report to this process's Prefect server (also one set only in a settings context, as in
+    # tests) instead of each starting a temporary server of its own that would outlive a stopped study.
+    api_url = PREFECT_API_URL.value()
+    return DaskTaskRunner(cluster_kwargs={**local_cluster_kwargs(params.workers),  # 127.0.0.1 only, no dashboard
+                                          **({"env": {"PREFECT_API_URL": api_url}} if api_url else {})})
 
 
-@flow(name="study")
+@flow(name="study", on_crashed=[remember_crash])
 def study_flow(params: StudyParams) -> dict[str, Any]:
     from mlflow.tracking import MlflowClient
 
@@ -235,10 +242,17 @@ def study_flow(params: StudyParams) -> dict[str, Any]:
     directory = params.directory()
     directory.mkdir(parents=True, exist_ok=True)
     parent = _study_run(params)
-    if params.workers > 1 or params.dask_address:
-        results = run_cells_on_dask.with_options(task_runner=dask_runner(params))(params, parent)
-    else:
-        results = _run_here(params, parent, logger)
+    try:
+        if params.workers > 1 or params.dask_address:
+            results = run_cells_on_dask.with_options(task_runner=dask_runner(params))(params, parent)
+        else:
+            results = _run_here(params, parent, logger)
+    except BaseException as err:  # the cells' runs a stop or a crash left open end with the study's run
+        status = "KILLED" if is_stop(err) else "FAILED"
+        client = MlflowClient(tracking_uri=params.tracking())
+        end_open_runs_below(client, client.get_run(parent).info.experiment_id, parent, status)
+        client.set_terminated(parent, status)
+        raise
     ordered = [results[cell] for cell in params.cells()]
     summary = _report(params, ordered)
     client = MlflowClient(tracking_uri=params.tracking())

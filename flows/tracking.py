@@ -244,4 +244,16 @@ class LoopTracker:
         self.client.log_dict(self.parent_run_id, {"rounds": [r.to_dict() for r in records]}, "rounds.json")
 
     def finish(self, status: str = "FINISHED") -> None:
+        """End the parent run; a failure or a stop (KILLED) also ends any child run it left open."""
+        if status != "FINISHED":
+            end_open_runs_below(self.client, self.experiment_id, self.parent_run_id, status)
         self.client.set_terminated(self.parent_run_id, status)
+
+
+def end_open_runs_below(client, experiment_id: str, run_id: str, status: str) -> None:
+    """Set ``status`` on every run nested below ``run_id`` (at any depth) that is still RUNNING: what a
+    failure or a stop left open, e.g. the cells of a study whose Dask workers were stopped."""
+    below = client.search_runs([experiment_id], f"tags.`{PARENT_TAG}` = '{run_id}' and attributes.status = 'RUNNING'")
+    for run in below:
+        end_open_runs_below(client, experiment_id, run.info.run_id, status)
+        client.set_terminated(run.info.run_id, status)

@@ -16,7 +16,9 @@ Batching, which the public code does not do (it walks per-example Python stacks)
 - teacher forcing: the target prefix is known, so :func:`tree_plan` precomputes, per example and
   position, the parent, whether the node is a right child, the step at which its left sibling's
   subtree was completed, and the chain of merges a leaf triggers. Step ``t`` is then a handful of
-  batched tensor ops for all B problems, gathering earlier steps' outputs by index;
+  batched tensor ops over the problems still decoding, gathering earlier steps' outputs by index, and
+  each op runs only on the rows that use its result (:class:`StepRows`: left or right goal, child goals
+  for operator tokens, the k-th merge for leaves closing k+1 operators);
 - beam search (solvers/gts_beam.py): B x beam hypotheses as rows of one tensor, the node and
   subtree stacks as (rows, depth, H) tensors, constrained to valid prefix expressions over the
   problem's own quantity slots.
@@ -70,8 +72,8 @@ class TreePlan:
     merges_at: list[int]  # per step: most merges any example does (loop bound, no device sync)
 
 
-def tree_plan(targets: list[list[int]], n_ops: int, length: int) -> TreePlan:
-    """Parents, sibling links and merge chains of prefix sequences (ids < n_ops are operators)."""
+def _plan_lists(targets: list[list[int]], n_ops: int, length: int):
+    """Per example and position: parent, is-right-child, left sibling's completion step, merge chain."""
     B = len(targets)
     parent = [[0] * length for _ in range(B)]
     is_right = [[False] * length for _ in range(B)]
@@ -98,6 +100,13 @@ def tree_plan(targets: list[list[int]], n_ops: int, length: int) -> TreePlan:
                 chains[b][t].append((p, done[p + 1]))
                 node = p
             done[node] = t
+    return parent, is_right, left_step, chains
+
+
+def tree_plan(targets: list[list[int]], n_ops: int, length: int) -> TreePlan:
+    """Parents, sibling links and merge chains of prefix sequences (ids < n_ops are operators)."""
+    B = len(targets)
+    parent, is_right, left_step, chains = _plan_lists(targets, n_ops, length)
     merges_at = [max(len(chains[b][t]) for b in range(B)) for t in range(length)]
     K = max(1, max(merges_at, default=0))
     m_parent = torch.zeros(B, length, K, dtype=torch.long)
@@ -111,18 +120,87 @@ def tree_plan(targets: list[list[int]], n_ops: int, length: int) -> TreePlan:
                     m_parent, m_left, m_valid, merges_at)
 
 
+@dataclass
+class StepRows:
+    """Which rows each teacher-forced step computes what for (rows = examples sorted longest first, the
+    first ``n`` of them decoding at a step), so that no step computes a value it then throws away:
+
+    - a left child's goal from its parent's left goal, a right child's from its parent's right goal and
+      its left sibling's subtree (``left``/``right`` rows; ``unsort`` puts [left; right] back in row order);
+    - child goals and the operator embedding only for rows whose token is an operator (``ops``);
+    - the k-th merge only for rows whose leaf closes at least k+1 operators (``merge_rows[k]``).
+
+    Operator outputs are stored compactly, step after step, so an earlier step's value of row b is row
+    ``op_offset[p] + (position of b among step p's operator rows)`` of their concatenation; subtrees are
+    stored for every decoding row, row ``sub_offset[s] + b``. Index tensors are built once per batch
+    from the known targets (no device sync inside the loop)."""
+
+    left: list[torch.Tensor]  # per step: rows that are left children (or the root)
+    right: list[torch.Tensor]  # per step: rows that are right children
+    unsort: list[torch.Tensor]  # per step: permutation of [left; right] back to row order
+    left_goal_at: list[torch.Tensor]  # per step, left rows: flat index of the parent's left goal
+    right_goal_at: list[torch.Tensor]  # per step, right rows: flat index of the parent's right goal
+    sibling_at: list[torch.Tensor]  # per step, right rows: flat subtree index of the left sibling
+    ops: list[torch.Tensor]  # per step: rows whose token is an operator
+    merge_rows: list[list[torch.Tensor]]  # per step, per merge level: rows merging
+    merge_label_at: list[list[torch.Tensor]]  # ... flat index of the merged operator's embedding
+    merge_left_at: list[list[torch.Tensor]]  # ... flat subtree index of its left child
+
+
+def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[int],
+              device: torch.device | str = "cpu") -> StepRows:
+    """:class:`StepRows` of prefix sequences sorted by length, longest first (``active[t]`` of them
+    decoding at step t)."""
+    parent, is_right, left_step, chains = _plan_lists(targets, n_ops, length)
+    op_pos: list[dict[int, int]] = []  # per step: row -> position among the step's operator rows
+    op_offset, sub_offset = [], []
+    n_op_total = n_sub_total = 0
+    for t in range(length):
+        rows = [b for b in range(active[t]) if targets[b][t] < n_ops]
+        op_pos.append({b: i for i, b in enumerate(rows)})
+        op_offset.append(n_op_total)
+        sub_offset.append(n_sub_total)
+        n_op_total += len(rows)
+        n_sub_total += active[t]
+
+    def tensor(values: list[int]) -> torch.Tensor:
+        return torch.tensor(values, dtype=torch.long, device=device)
+
+    def op_at(b: int, p: int) -> int:
+        return op_offset[p] + op_pos[p][b]
+
+    out = StepRows(*([] for _ in range(10)))
+    for t in range(length):
+        n = active[t]
+        lefts = [b for b in range(n) if not is_right[b][t]]
+        rights = [b for b in range(n) if is_right[b][t]]
+        order = lefts + rights
+        unsort = [0] * n
+        for i, b in enumerate(order):
+            unsort[b] = i
+        out.left.append(tensor(lefts))
+        out.right.append(tensor(rights))
+        out.unsort.append(tensor(unsort))
+        out.left_goal_at.append(tensor([op_at(b, parent[b][t]) for b in lefts] if t else []))
+        out.right_goal_at.append(tensor([op_at(b, parent[b][t]) for b in rights]))
+        out.sibling_at.append(tensor([sub_offset[left_step[b][t]] + b for b in rights]))
+        out.ops.append(tensor(sorted(op_pos[t])))
+        depth = max((len(chains[b][t]) for b in range(n)), default=0)
+        rows_k, label_k, left_k = [], [], []
+        for k in range(depth):
+            rows = [b for b in range(n) if len(chains[b][t]) > k]
+            rows_k.append(tensor(rows))
+            label_k.append(tensor([op_at(b, chains[b][t][k][0]) for b in rows]))
+            left_k.append(tensor([sub_offset[chains[b][t][k][1]] + b for b in rows]))
+        out.merge_rows.append(rows_k)
+        out.merge_label_at.append(label_k)
+        out.merge_left_at.append(left_k)
+    return out
+
+
 def _gated(x: torch.Tensor) -> torch.Tensor:
     value, gate = x.chunk(2, dim=-1)
     return torch.tanh(value) * torch.sigmoid(gate)
-
-
-def _pick(history: list[torch.Tensor], index: torch.Tensor) -> torch.Tensor:
-    """history: per-step (n_s, D) tensors with n_s >= n rows; index (n,) step numbers -> (n, D).
-    index_select keeps only sizes for backward (gather would keep the stacked history alive)."""
-    n, steps = index.shape[0], len(history)
-    flat = torch.stack([h[:n] for h in history], dim=1).reshape(-1, history[0].shape[-1])  # (n * steps, D)
-    rows = torch.arange(n, device=index.device) * steps + index
-    return flat.index_select(0, rows)
 
 
 class GTSDecoder(nn.Module):
@@ -227,10 +305,9 @@ class GTSDecoder(nn.Module):
             choose_at = (repeated & target_mask.index_select(0, order)).any(0).tolist()
         sorted_lengths = lengths.index_select(0, order).tolist()
         active = [sum(1 for n in sorted_lengths if n > t) for t in range(L)]  # rows decoding at step t
-        plan = tree_plan([target[b, :n].tolist() for b, n in enumerate(sorted_lengths)], self.n_ops, L)
-        plan = TreePlan(*(x.to(target.device) for x in (plan.parent, plan.is_right, plan.left_step, plan.merge_parent,
-                                                        plan.merge_left_step, plan.merge_valid)), plan.merges_at)
-        left_goals, right_goals, labels, subtrees = [], [], [], []
+        sorted_targets = [target[b, :n].tolist() for b, n in enumerate(sorted_lengths)]
+        plan = step_rows(sorted_targets, self.n_ops, L, active, target.device)
+        op_left, op_right, op_label, subtrees = [], [], [], []  # outputs of the steps so far (see StepRows)
         out = torch.zeros(B, L, device=target.device)
         for t in range(L):
             n = active[t]
@@ -238,25 +315,31 @@ class GTSDecoder(nn.Module):
             if t == 0:
                 goal = self.left_goal(rows.problem)
             else:
-                parent = plan.parent[:n, t]
-                goal = torch.where(plan.is_right[:n, t, None],
-                                   self.right_goal(_pick(subtrees, plan.left_step[:n, t]), _pick(right_goals, parent)),
-                                   self.left_goal(_pick(left_goals, parent)))
+                parts = []
+                if plan.left[t].numel():
+                    parts.append(self.left_goal(torch.cat(op_left).index_select(0, plan.left_goal_at[t])))
+                if plan.right[t].numel():
+                    parts.append(self.right_goal(torch.cat(subtrees).index_select(0, plan.sibling_at[t]),
+                                                 torch.cat(op_right).index_select(0, plan.right_goal_at[t])))
+                goal = (torch.cat(parts) if len(parts) > 1 else parts[0]).index_select(0, plan.unsort[t])  # (n, H)
             logits, context = self.scores(rows, goal)
             tok = target[:n, t]
             if choose_at[t]:
                 tok = self.best_equal_slot(logits, tok, qty_class[:n])
             logp = logits.float().log_softmax(-1).gather(1, tok[:, None]).squeeze(1)  # (n,)
             out = out.index_put((torch.arange(n, device=out.device), torch.full((n,), t, device=out.device)), logp)
-            left, right, label = self.child_goals(goal, context, tok)
-            left_goals.append(left)
-            right_goals.append(right)
-            labels.append(label)
-            subtree = self.leaf_embedding(rows, tok)
-            for k in range(plan.merges_at[t]):
-                merged = self.merge_subtrees(_pick(labels, plan.merge_parent[:n, t, k]),
-                                             _pick(subtrees, plan.merge_left_step[:n, t, k]), subtree)
-                subtree = torch.where(plan.merge_valid[:n, t, k, None], merged, subtree)
+            ops = plan.ops[t]
+            left, right, label = self.child_goals(goal.index_select(0, ops), context.index_select(0, ops),
+                                                  tok.index_select(0, ops))
+            op_left.append(left)
+            op_right.append(right)
+            op_label.append(label)
+            subtree = self.leaf_embedding(rows, tok)  # (n, H); operator rows hold a placeholder never read
+            for k, merging in enumerate(plan.merge_rows[t]):
+                merged = self.merge_subtrees(torch.cat(op_label).index_select(0, plan.merge_label_at[t][k]),
+                                             torch.cat(subtrees).index_select(0, plan.merge_left_at[t][k]),
+                                             subtree.index_select(0, merging))
+                subtree = subtree.index_copy(0, merging, merged)
             subtrees.append(subtree)
         return torch.zeros_like(out).index_copy(0, order, out)  # (B, L), back in input order
 

@@ -8,7 +8,7 @@ from mwp.problem import build_problem
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig, GTSModel, GTSSolver
 from solvers.gts_beam import beam_search
-from solvers.gts_decoder import tree_plan
+from solvers.gts_decoder import step_rows, tree_plan
 from solvers.registry import load_solver
 from solvers.trainer import predict
 from solvers.vocab import build_encoding
@@ -42,6 +42,20 @@ def test_tree_plan_by_hand():
     assert plan.merge_parent[0, 6].tolist() == [4, 0]
     assert plan.merge_left_step[0, 6].tolist() == [5, 3]
     assert plan.merge_valid[0, 3].tolist() == [True, False]
+
+
+def test_step_rows_by_hand():
+    # the same tree; operator outputs are stored compactly: '*' (step 0) -> 0, '+' (step 1) -> 1, '-' (step 4) -> 2
+    rows = step_rows([[2, 0, 5, 6, 1, 7, 8]], n_ops=5, length=7, active=[1] * 7)
+    listed = lambda xs: [x.tolist() for x in xs]  # noqa: E731
+    assert listed(rows.ops) == [[0], [0], [], [], [0], [], []]  # child goals only where the token is an operator
+    assert listed(rows.right) == [[], [], [], [0], [0], [], [0]]  # N1, '-', N3 are right children
+    assert listed(rows.left_goal_at) == [[], [0], [1], [], [], [2], []]  # '+' <- '*', N0 <- '+', N2 <- '-'
+    assert listed(rows.right_goal_at) == [[], [], [], [1], [0], [], [2]]
+    assert listed(rows.sibling_at) == [[], [], [], [2], [3], [], [5]]  # N0 done at 2, '+' at 3, N2 at 5
+    # N1 closes '+' (left child N0 at step 2); N3 closes '-' (left N2 at 5) and then '*' (left '+' at 3)
+    assert [listed(k) for k in rows.merge_label_at] == [[], [], [], [[1]], [], [], [[2], [0]]]
+    assert [listed(k) for k in rows.merge_left_at] == [[], [], [], [[2]], [], [], [[5], [3]]]
 
 
 def test_batched_teacher_forcing_equals_one_at_a_time():

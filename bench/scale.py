@@ -101,6 +101,17 @@ def _same(a: list[float], b: list[float]) -> bool:
     return len(a) == len(b) and all((math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(a, b))
 
 
+def _compare(a: list[float], b: list[float], keep: float = 0.2) -> dict:
+    """How two score lists of the same candidates differ: scores not bit-equal, the largest difference,
+    and whether the top ``keep`` (what a round keeps, ties by position) is the same set."""
+    pairs = [(x, y) for x, y in zip(a, b) if not (math.isnan(x) and math.isnan(y))]
+    def top(scores):
+        order = sorted((i for i, v in enumerate(scores) if v == v), key=lambda i: (-scores[i], i))
+        return set(order[:math.ceil(keep * len(order))])
+    return {"differing": sum(x != y for x, y in pairs), "max_abs_difference": max((abs(x - y) for x, y in pairs), default=0.0),
+            "same_kept_set": top(a) == top(b)}
+
+
 def bench_scoring(args, tmp: Path, checkpoint: Path, candidates: list, pool_path: Path) -> dict:
     from mwp.problem import read_problems_jsonl
 
@@ -125,7 +136,9 @@ def bench_scoring(args, tmp: Path, checkpoint: Path, candidates: list, pool_path
         finally:
             cluster.close()
         identical &= _same(alone, scores)
-        out[workers] = {"seconds": seconds, "threads": threads, "cluster_start_seconds": started}
+        out[workers] = {"seconds": seconds, "threads": threads, "cluster_start_seconds": started,
+                        "against_in_process": _compare(alone, scores)}
+        print(f"  {workers} worker(s) against in process: {out[workers]['against_in_process']}", flush=True)
         print(f"scoring, {workers} Dask worker(s) x {threads} threads: {len(candidates) / seconds:.0f} candidates/s "
               f"(cluster start {started:.1f} s apart)", flush=True)
     for key in ("in_process", 1, 2):
@@ -204,6 +217,7 @@ def main(argv=None) -> int:
     for name, (default, tiny) in SIZES.items():
         ap.add_argument("--" + name.replace("_", "-"), type=int, help=f"default {default}; --tiny {tiny}")
     ap.add_argument("--skip-cells", action="store_true", help="leave out part 1 (the study cells)")
+    ap.add_argument("--skip-rounds", action="store_true", help="leave out part 3 (a round's time by pool size)")
     ap.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = ap.parse_args(argv)
     for name, (default, tiny) in SIZES.items():
@@ -234,7 +248,8 @@ def main(argv=None) -> int:
               flush=True)
         extras = generate_candidates(train, AugmentConfig(per_round_cap=None, seed=0), 1).candidates
         results["scoring"] = bench_scoring(args, tmp, tmp / "round0", extras[:args.candidates], tmp / "pool.jsonl")
-        results["rounds"] = bench_rounds(args, tmp, train, valid, test, extras, tmp / "round0")
+        if not args.skip_rounds:
+            results["rounds"] = bench_rounds(args, tmp, train, valid, test, extras, tmp / "round0")
     results["load_average_end"] = os.getloadavg()[0]
     if args.out:
         args.out.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")

@@ -39,6 +39,8 @@ def _add_model_options(group, model_cls, section: str, skip: tuple[str, ...] = (
         args = typing.get_args(annotation)
         if annotation is bool:
             group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=help_text)
+        elif typing.get_origin(annotation) is typing.Literal:
+            group.add_argument(flag, dest=dest, choices=args, help=help_text)
         elif type(None) in args and default is not None:  # Optional[int] caps: 'none' lifts the cap
             group.add_argument(flag, dest=dest, type=_none_or(args[0]), help=help_text + "; 'none' for no limit")
         elif type(None) in args:  # None is the default: nothing to spell out

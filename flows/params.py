@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 from mwp.readers import FORMATS, DataSpec, check_source_path
 from ranking.retention import POLICIES
 from ranking.scores import SCORES
-from solvers.base import TrainConfig
+from solvers.base import PRECISIONS, TrainConfig
 from solvers.registry import SOLVERS
 from tasks.augment.base import AugmentConfig
 from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, K_RULES
@@ -102,6 +102,9 @@ class TrainSettings(Strict):
     eval_every: int = Field(_TRAIN.eval_every, ge=1, description="validate every N epochs (and at the last)")
     beam_size: int = Field(_TRAIN.beam_size, ge=1, le=50, description="beam for validation and test predictions")
     grad_clip: float = Field(_TRAIN.grad_clip, gt=0, description="gradient norm clipping")
+    precision: Literal[PRECISIONS] = Field(_TRAIN.precision, description="auto: mixed precision on CUDA, float32 on "
+                                           "CPU; fp32: float32 everywhere; bf16: bfloat16 matrix products on CPU "
+                                           "too (fastest on CPUs with AVX512-BF16 or AMX)")
 
     def config(self, seed: int, device: str, progress: bool) -> TrainConfig:
         return TrainConfig(**self.model_dump(), seed=seed, device=device, progress=progress)
@@ -133,7 +136,7 @@ class AugmentSettings(Strict):
 
 # LoopParams fields added after run directories existed. Left out of the fingerprint while at their
 # default, so that a run (or a study cell) started before the field existed resumes in its directory.
-ADDED_AT_DEFAULT = ("warm_start_epochs",)
+ADDED_AT_DEFAULT = ("warm_start_epochs", "train.precision")
 
 
 class LoopParams(Strict):
@@ -190,9 +193,13 @@ class LoopParams(Strict):
         same run continues it; so is where the candidates are scored, which gives the same scores."""
         payload = self.model_dump(mode="json", exclude={"out_dir", "tracking_uri", "experiment", "rounds",
                                                         "mlflow_parent_run_id", *WHERE_SCORED})
-        for key in ADDED_AT_DEFAULT:  # fields added after runs existed: at their default, the hash is unchanged
-            if payload.get(key) == type(self).model_fields[key].default:
-                payload.pop(key)
+        for dotted in ADDED_AT_DEFAULT:  # fields added after runs existed: at their default, the hash is unchanged
+            *sections, key = dotted.split(".")
+            holder, model = payload, type(self)
+            for section in sections:
+                holder, model = holder[section], model.model_fields[section].annotation
+            if holder.get(key) == model.model_fields[key].default:
+                holder.pop(key)
         return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
 
     def run_dir(self) -> Path:

@@ -46,6 +46,9 @@ def check_heads(width: int, heads: int, width_name: str, heads_name: str) -> Non
         raise ValueError(f"{width_name} ({width}) must be a multiple of {heads_name} ({heads})")
 
 
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     epochs: int = 80  # maximum number of epochs
@@ -60,11 +63,17 @@ class TrainConfig:
     device: str = "auto"  # "auto" picks CUDA when available, else CPU
     progress: bool = True  # show a progress bar
     grad_clip: float = 5.0  # gradient norm clipping
+    # "auto": mixed precision on CUDA (bf16, else fp16 with a gradient scaler), float32 on CPU;
+    # "fp32": float32 everywhere; "bf16": bfloat16 autocast on CPU too (matrix products in bf16; the
+    # recurrent state, losses, gradients and the optimizer stay float32). Inference stays float32.
+    precision: str = "auto"
 
     def __post_init__(self) -> None:
         check_config(self, positive=("epochs", "batch_size", "lr", "lr_halving_epochs", "eval_every", "beam_size",
                                      "grad_clip"), non_negative=("weight_decay", "patience", "seed"))
         check_device(self.device)
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
 
 
 @dataclass(frozen=True)

@@ -30,32 +30,42 @@ class _BiRecurrence(torch.autograd.Function):
     def forward(ctx, gi, mask, w_hh, b_hh):
         D, T, B, H3 = gi.shape
         H = H3 // 3
+        lowp = _low_precision(gi.device)
         h = gi.new_zeros(D, B, H)
         outs = gi.new_empty(D, T, B, H)
         saved_r, saved_z, saved_n, saved_hn = (gi.new_empty(D, T, B, H) for _ in range(4))
         w_t = w_hh.transpose(1, 2)  # (2, H, 3H)
         bias = b_hh[:, None, :]
-        for t in range(T):
-            gh = torch.baddbmm(bias, h, w_t)  # (2, B, 3H)
-            i_r, i_z, i_n = gi[:, t].split(H, dim=-1)
-            h_r, h_z, h_n = gh.split(H, dim=-1)
-            r = torch.sigmoid(i_r + h_r)
-            z = torch.sigmoid(i_z + h_z)
-            n = torch.tanh(i_n + r * h_n)
-            h = torch.addcmul(h, mask[:, t], (n + z * (h - n)) - h)
-            outs[:, t] = h
-            saved_r[:, t], saved_z[:, t], saved_n[:, t], saved_hn[:, t] = r, z, n, h_n
+        with torch.autocast(gi.device.type, enabled=False):  # the precision of each product is chosen here
+            w_low = None if lowp is None else w_t.to(lowp)
+            for t in range(T):
+                if w_low is None:
+                    gh = torch.baddbmm(bias, h, w_t)  # (2, B, 3H)
+                else:  # the product in low precision, the state and the gates in float32
+                    gh = torch.bmm(h.to(lowp), w_low).float() + bias
+                i_r, i_z, i_n = gi[:, t].split(H, dim=-1)
+                h_r, h_z, h_n = gh.split(H, dim=-1)
+                r = torch.sigmoid(i_r + h_r)
+                z = torch.sigmoid(i_z + h_z)
+                n = torch.tanh(i_n + r * h_n)
+                h = torch.addcmul(h, mask[:, t], (n + z * (h - n)) - h)
+                outs[:, t] = h
+                saved_r[:, t], saved_z[:, t], saved_n[:, t], saved_hn[:, t] = r, z, n, h_n
+        ctx.lowp = lowp
         ctx.save_for_backward(mask, w_hh, outs, saved_r, saved_z, saved_n, saved_hn)
         return outs
 
     @staticmethod
     def backward(ctx, d_outs):
         mask, w_hh, outs, R, Z, N, HN = ctx.saved_tensors
+        lowp = ctx.lowp
         D, T, B, H = outs.shape
+        d_outs = d_outs.float()
         d_gi = outs.new_empty(D, T, B, 3 * H)
         d_gh = outs.new_empty(D, T, B, 3 * H)
         dh = outs.new_zeros(D, B, H)
         zeros = outs.new_zeros(D, B, H)
+        w_low = w_hh if lowp is None else w_hh.to(lowp)
         for t in range(T - 1, -1, -1):
             dh = dh + d_outs[:, t]
             h_prev = outs[:, t - 1] if t > 0 else zeros
@@ -67,11 +77,23 @@ class _BiRecurrence(torch.autograd.Function):
             dr = dn * h_n * r * (1 - r)
             d_gi[:, t] = torch.cat([dr, dz, dn], -1)
             d_gh[:, t] = torch.cat([dr, dz, dn * r], -1)
-            dh = torch.bmm(d_gh[:, t], w_hh) + d_new * z + dh * (1 - m)
+            step = d_gh[:, t] if lowp is None else d_gh[:, t].to(lowp)
+            dh = torch.bmm(step, w_low).float() + d_new * z + dh * (1 - m)
         h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1).reshape(D, T * B, H)
         flat = d_gh.reshape(D, T * B, 3 * H)
-        d_w_hh = torch.bmm(flat.transpose(1, 2), h_prevs)  # (2, 3H, H): one matmul for all steps
+        if lowp is None:
+            d_w_hh = torch.bmm(flat.transpose(1, 2), h_prevs)  # (2, 3H, H): one matmul for all steps
+        else:
+            d_w_hh = torch.bmm(flat.transpose(1, 2).to(lowp), h_prevs.to(lowp)).float()
         return d_gi, None, d_w_hh, flat.sum(1)
+
+
+def _low_precision(device: torch.device) -> torch.dtype | None:
+    """The autocast dtype when autocast is on for ``device`` (the recurrence then does its matrix
+    products in it, as autocast would, with the state, the gates and the gradients kept in float32)."""
+    if torch.is_autocast_enabled(device.type):
+        return torch.get_autocast_dtype(device.type)
+    return None
 
 
 class BiGRU(nn.Module):

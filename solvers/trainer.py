@@ -5,7 +5,8 @@ A model the trainer drives is a ``torch.nn.Module`` with four methods over a :cl
 (teacher-forced, (B, L), 0 at padding), ``beam_search`` (one :class:`Hypothesis` per problem, only
 valid prefix expressions over the problem's own slots) and ``encode`` ((B, H) pooled vectors).
 
-Training: seeded, device auto (CUDA when available, else CPU), mixed precision on CUDA, Adam with
+Training: seeded, device auto (CUDA when available, else CPU), mixed precision on CUDA (and bfloat16
+on CPU with ``precision="bf16"``), Adam with
 weight decay, learning rate halved every ``lr_halving_epochs``, gradient clipping, length-bucketed
 shuffled batches, best epoch chosen on VALIDATION answer accuracy only (a copy of its weights is
 kept and restored at the end), optional early stopping, one tqdm bar over every epoch's batches (so
@@ -134,11 +135,22 @@ def encode_problems(model, encoding: Encoding, problems: Sequence[Problem], batc
     return torch.stack(rows)  # type: ignore[arg-type]
 
 
-def _autocast(device: torch.device):
+def _autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
+    """The dtype training autocasts to (None: float32), from ``TrainConfig.precision``."""
+    if precision == "fp32" or (precision == "auto" and device.type != "cuda"):
+        return None
     if device.type == "cuda":
-        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.autocast("cuda", dtype=dtype)
-    return torch.autocast("cpu", enabled=False)
+        if torch.cuda.is_bf16_supported():
+            return torch.bfloat16
+        if precision == "bf16":
+            raise ValueError("precision bf16: this CUDA device does not support bfloat16 (use auto or fp32)")
+        return torch.float16
+    return torch.bfloat16
+
+
+def _autocast(device: torch.device, precision: str):
+    dtype = _autocast_dtype(device, precision)
+    return torch.autocast(device.type, dtype=dtype, enabled=dtype is not None)
 
 
 def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig, optimizer, scaler,
@@ -149,7 +161,7 @@ def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: Tr
     for chunk in length_bucketed(train, config.batch_size, rng):
         batch = encoding.batch(chunk).to(device)
         optimizer.zero_grad(set_to_none=True)
-        with _autocast(device):
+        with _autocast(device, config.precision):
             loss = model.loss(batch)
         scaler.scale(loss).backward()
         if config.grad_clip:
@@ -180,7 +192,7 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     params = model.parameter_groups(config.lr) if hasattr(model, "parameter_groups") else model.parameters()
     optimizer = torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, config.lr_halving_epochs), gamma=0.5)
-    use_fp16_scaler = device.type == "cuda" and not torch.cuda.is_bf16_supported()
+    use_fp16_scaler = _autocast_dtype(device, config.precision) == torch.float16
     scaler = torch.amp.GradScaler("cuda", enabled=use_fp16_scaler)
     rng = random.Random(config.seed)
     history: list[EpochStats] = []

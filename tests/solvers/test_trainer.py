@@ -108,6 +108,26 @@ def test_best_epoch_is_chosen_on_validation_and_restored():
     assert all(e.seconds > 0 for e in seen) and seen[0].lr == 0.1
 
 
+def test_bf16_training_on_cpu_autocasts_and_keeps_float32_weights():
+    problems = toy_problems()
+
+    def fit(precision):
+        solver = GTSSolver(GTSConfig(embedding_size=16, hidden_size=16, dropout=0.0, min_count=1))
+        result = solver.fit(problems, [], TrainConfig(epochs=8, batch_size=4, lr=0.02, progress=False, seed=0,
+                                                      device="cpu", precision=precision))
+        return solver, [e.train_loss for e in result.epochs]
+
+    full, full_losses = fit("fp32")
+    low, low_losses = fit("bf16")
+    assert all(p.dtype == torch.float32 for p in low.model.parameters())
+    assert low_losses[-1] < low_losses[0] / 2, low_losses  # it learns
+    # the same start, so the first epoch's losses agree up to bfloat16 rounding, but they do differ
+    assert low_losses[0] != full_losses[0] and abs(low_losses[0] - full_losses[0]) < 0.05 * full_losses[0]
+    assert fit("auto")[1] == full_losses  # auto is float32 on CPU
+    with pytest.raises(ValueError, match="precision must be one of"):
+        TrainConfig(precision="fp16")
+
+
 def test_early_stopping_after_patience():
     problems = toy_problems()
     solver = GTSSolver(GTSConfig(embedding_size=8, hidden_size=8, dropout=0.0))

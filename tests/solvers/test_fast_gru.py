@@ -1,0 +1,82 @@
+"""The GTS encoder's BiGRU (solvers/fast_gru.py): same function as nn.GRU, exact gradients, and a
+low-precision path under autocast that stays close to float32."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from solvers.fast_gru import BiGRU
+
+
+def _pair(input_size: int, hidden: int, layers: int, dtype=torch.float64, seed: int = 0):
+    torch.manual_seed(seed)
+    ours = BiGRU(input_size, hidden, layers).to(dtype)
+    ref = nn.GRU(input_size, hidden, layers, bidirectional=True).to(dtype)
+    with torch.no_grad():
+        for layer in range(layers):
+            for d, suffix in enumerate(("", "_reverse")):
+                getattr(ref, f"weight_ih_l{layer}{suffix}").copy_(ours.w_ih[layer][d])
+                getattr(ref, f"weight_hh_l{layer}{suffix}").copy_(ours.w_hh[layer][d])
+                getattr(ref, f"bias_ih_l{layer}{suffix}").copy_(ours.b_ih[layer][d])
+                getattr(ref, f"bias_hh_l{layer}{suffix}").copy_(ours.b_hh[layer][d])
+    return ours, ref
+
+
+def test_matches_packed_nn_gru_outputs_states_and_gradients():
+    B, T, E, H = 4, 7, 5, 6
+    ours, ref = _pair(E, H, layers=2)
+    lengths = torch.tensor([7, 3, 5, 1])
+    x = torch.randn(B, T, E, dtype=torch.float64, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_(True)
+    out, finals = ours(x, lengths)
+    packed, h_n = ref(pack_padded_sequence(x_ref.transpose(0, 1), lengths, enforce_sorted=False))
+    out_ref = pad_packed_sequence(packed)[0].transpose(0, 1)  # (B, T, 2H), zeros past each length
+    valid = (torch.arange(T)[None, :] < lengths[:, None])[..., None].to(out.dtype)
+    assert torch.allclose(out * valid, out_ref, atol=1e-12)
+    assert torch.allclose(finals, h_n, atol=1e-12)
+    weights = torch.randn_like(out_ref)
+    ((out * valid * weights).sum() + finals.sum()).backward()
+    ((out_ref * weights).sum() + h_n.sum()).backward()
+    assert torch.allclose(x.grad, x_ref.grad, atol=1e-12)
+    assert torch.allclose(ours.w_hh[1].grad[1], ref.weight_hh_l1_reverse.grad, atol=1e-12)
+    assert torch.allclose(ours.b_hh[0].grad[0], ref.bias_hh_l0.grad, atol=1e-12)
+
+
+def test_hand_written_backward_passes_gradcheck():
+    torch.manual_seed(1)
+    gru = BiGRU(3, 4, 1).double()
+    x = torch.randn(3, 5, 3, dtype=torch.float64, requires_grad=True)
+    lengths = torch.tensor([5, 2, 4])
+    params = [gru.w_ih[0], gru.w_hh[0], gru.b_hh[0]]
+
+    def f(x, *_):
+        out, finals = gru(x, lengths)
+        return out, finals
+
+    assert torch.autograd.gradcheck(f, (x, *params), eps=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16])
+def test_autocast_low_precision_path_is_close_to_float32(dtype):
+    """Under CPU autocast the recurrent products run in bfloat16; outputs and gradients stay within
+    bfloat16 rounding of the float32 ones, and nothing leaves the layer in low precision."""
+    torch.manual_seed(2)
+    gru = BiGRU(16, 32, 2)
+    x = torch.randn(8, 12, 16, requires_grad=True)
+    lengths = torch.tensor([12, 9, 3, 12, 5, 7, 1, 10])
+
+    def run(low: bool):
+        gru.zero_grad()
+        x.grad = None
+        with torch.autocast("cpu", dtype=dtype, enabled=low):
+            out, finals = gru(x, lengths)
+        (out.pow(2).sum() + finals.sum()).backward()
+        return out, finals, x.grad.clone(), gru.w_hh[0].grad.clone()
+
+    full, low = run(False), run(True)
+    assert low[0].dtype == torch.float32 and low[2].dtype == torch.float32 and low[3].dtype == torch.float32
+    for a, b in zip(full, low):
+        rel = (a - b).norm() / a.norm()
+        assert 0 < rel < 0.03, rel  # differs (the products are bf16), by about bf16 rounding

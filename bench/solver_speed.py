@@ -77,8 +77,8 @@ def checkpoint_split(solver, problems, seed: int | None = None):
     return train, test
 
 
-def matmul_flops(size: int = 2048, repeats: int = 10) -> float:
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def matmul_flops(size: int = 2048, repeats: int = 10, dtype=torch.float32) -> float:
+    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
     a @ b
     t0 = time.perf_counter()
     for _ in range(repeats):
@@ -158,6 +158,10 @@ def main(argv=None) -> int:
                          "side, right after compaug's, and print the per-problem ratio (0: skip)")
     ap.add_argument("--reference-eval", action="store_true",
                     help="with --reference-epochs: also time the reference's one-at-a-time beam-5 decoding of the test side")
+    ap.add_argument("--precision", default="auto",
+                    help="training precision (auto, fp32, bf16); a comma list such as bf16,fp32 trains the first "
+                         "as the measured model and times the others for the same epochs from the same start, in "
+                         "the same run, for a ratio")
     ap.add_argument("--out", help="write the figures as JSON here")
     ap.add_argument("--save", help="save the trained model here (a checkpoint load_solver reads; bench/beam_speed.py)")
     args = ap.parse_args(argv)
@@ -178,7 +182,11 @@ def main(argv=None) -> int:
           f"{len(encoding.input)} input words (min_count {cfg.min_count}); torch threads {torch.get_num_threads()}", flush=True)
 
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+    precision, *others = [p.strip() for p in args.precision.split(",")]
     peak_matmul = matmul_flops()
+    bf16_matmul = matmul_flops(dtype=torch.bfloat16)
+    print(f"plain 2048x2048 matmul: float32 {peak_matmul / 1e9:.1f} GFLOP/s, bfloat16 {bf16_matmul / 1e9:.1f} GFLOP/s",
+          flush=True)
     flops = epoch_flops(model, encoding, train, args.batch_size, args.seed)
     torch.manual_seed(args.seed)
     model = GTSModel(cfg, encoding)  # fresh weights: the counting pass computed gradients only, but start clean
@@ -187,10 +195,19 @@ def main(argv=None) -> int:
         acc = "" if stats.valid_answer_acc is None else f" valid answer acc {stats.valid_answer_acc:.3f}"
         print(f"epoch {stats.epoch}: loss {stats.train_loss:.4f} train pass {stats.seconds:.1f}s{acc}", flush=True)
 
+    compared = {}
+    for other in others:  # timing only: the same start, the same batches, no validation
+        torch.manual_seed(args.seed)
+        timed = train_model(GTSModel(cfg, encoding), encoding, train, [], TrainConfig(
+            epochs=args.epochs, batch_size=args.batch_size, seed=args.seed, progress=False, precision=other), report)
+        compared[other] = statistics.median(e.seconds for e in timed.epochs)
+        print(f"precision {other}: {compared[other]:.1f} s per epoch (median of {args.epochs})", flush=True)
     tcfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, beam_size=args.beam, seed=args.seed,
-                       progress=False, eval_every=1 if args.epochs > 1 else 10**9)
+                       progress=False, eval_every=1 if args.epochs > 1 else 10**9, precision=precision)
     result = train_model(model, encoding, train, valid if args.epochs > 1 else [], tcfg, report)
     epoch_s = statistics.median(e.seconds for e in result.epochs)
+    for other, seconds in compared.items():
+        print(f"precision {precision} vs {other}: {seconds / epoch_s:.2f}x faster per epoch (same run)", flush=True)
     achieved = flops / epoch_s
     print(f"training: {epoch_s:.1f} s per epoch (median of {len(result.epochs)}; {len(train)} problems, "
           f"{len(train) / epoch_s:.0f} problems/s); " + (
@@ -198,7 +215,9 @@ def main(argv=None) -> int:
               if result.best_valid_answer_acc is not None else f"weights of the last epoch ({result.best_epoch})"),
           flush=True)
     print(f"matrix FLOP/s: epoch {achieved / 1e9:.1f} GFLOP/s ({flops / 1e12:.2f} TFLOP per epoch) vs plain "
-          f"2048x2048 matmul {peak_matmul / 1e9:.1f} GFLOP/s ({100 * achieved / peak_matmul:.0f}%)", flush=True)
+          f"2048x2048 matmul {peak_matmul / 1e9:.1f} GFLOP/s float32 ({100 * achieved / peak_matmul:.0f}%; the "
+          f"epoch is {peak_matmul / achieved:.2f}x the float32 matmul floor), {bf16_matmul / 1e9:.1f} GFLOP/s "
+          f"bfloat16 ({100 * achieved / bf16_matmul:.0f}%)", flush=True)
 
     ms_per_problem = 1000 * epoch_s / len(train)
     reference = None
@@ -245,6 +264,8 @@ def main(argv=None) -> int:
             "test": len(test), "epoch_seconds": epoch_s, "epoch_seconds_all": [e.seconds for e in result.epochs],
             "valid_answer_acc": [e.valid_answer_acc for e in result.epochs], "best_epoch": result.best_epoch,
             "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,
+            "bf16_matmul_gflop_s": bf16_matmul / 1e9, "precision": precision,
+            "compared_epoch_seconds": compared,
             "batched_problems_s": batched_ps, "scored_candidates_s": scored_ps, "bs1_problems_s": single_ps, "bs1_same": same,
             "test_answer_acc": report_test.answer_acc, "test_equation_acc": report_test.equation_acc,
             "test_invalid_rate": report_test.invalid_rate, "peak_rss_mb": rss_mb,

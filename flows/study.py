@@ -344,34 +344,60 @@ def _divergences(params: StudyParams) -> dict[str, float]:
 
 
 def estimate(params: StudyParams) -> list[str]:
-    """The grid and an estimated wall time, from a measured epoch of each solver on its first split's data."""
-    from solvers.registry import build_solver
-    from tasks.loop.datasets import split_problems
+    """The grid and an estimated wall time, from the measured costs of each solver on each split's data
+    with the torch threads a cell will have (tasks/study/estimate.py)."""
+    import torch
 
+    from solvers.registry import build_solver
+    from tasks.loop.datasets import load_split_file, split_problems
+    from tasks.study.estimate import Costs, Sizes, cell_seconds, pools_by_round, study_wall_seconds
+
+    cores = os.cpu_count() or 1
+    threads = params.torch_threads or max(1, cores // params.workers)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     lines = [f"{len(params.cells())} cells: " + ", ".join(c.key for c in params.cells())]
-    total = 0.0
-    for solver in params.solvers:
-        for spec in params.splits:
-            _, problems = spec.data.spec().load()
-            train, valid, _ = split_problems(problems, 0)
-            sample = train[:256]
-            model = build_solver(solver.name, config=solver.config(), device=solver.device)
-            start = time.perf_counter()
-            one_epoch = replace(params.train.config(0, solver.device, progress=False), epochs=1)
-            model.fit(sample, valid[:32], one_epoch)
-            per_problem = (time.perf_counter() - start) / len(sample)
-            pools = [len(train)]
-            for _ in range(params.rounds):  # the pool grows by at most keep x min(cap, candidates ~ 2 x pool)
-                cap = params.augment.per_round_cap or 2 * pools[-1]
-                pools.append(pools[-1] + math.ceil(params.keep_fraction * min(cap, 2 * pools[-1])))
-            loop_s = params.train.epochs * per_problem * sum(pools)
-            control_s = params.train.epochs * per_problem * pools[-1]
-            arms = {a: (control_s if a == "control" else loop_s) for a in params.arms}
-            cell_s = sum(arms.values()) * len(params.seeds)
-            total += cell_s
-            lines.append(f"{solver.name} on {spec.name}: {len(train)} train problems, {per_problem * 1000:.1f} ms a "
-                         f"problem-epoch measured, pools by round {pools}: {cell_s / 3600:.2f} h for "
-                         f"{len(params.arms)} arms x {len(params.seeds)} seeds")
-    lines.append(f"estimated training wall time: {total / 3600:.2f} h (upper bound on pool growth; scoring and "
-                 "evaluation add a few percent)")
+    per_cell: list[tuple[str, float]] = []
+    try:
+        for solver in params.solvers:
+            for spec in params.splits:
+                loop = params.loop_params(next(c for c in params.cells()
+                                               if c.solver == solver.name and c.split == spec.name))
+                _, problems = spec.data.spec().load()
+                split = load_split_file(loop.split_file) if loop.split_file else None
+                train, valid, tests = split_problems(problems, 0, loop.test_fraction, loop.valid_fraction, split,
+                                                     loop.iid_holdout_fraction)
+                sizes = Sizes(len(train), len(valid), sum(len(t) for t in tests.values()))
+                model = build_solver(solver.name, config=solver.config(), device=solver.device)
+                sample = train[:256]
+                two = replace(params.train.config(0, solver.device, progress=False), epochs=2)
+                result = model.fit(sample, [], two)  # the second epoch: start-up not counted
+                shown = valid[:64] or sample[:64]
+                start = time.perf_counter()
+                model.predict(shown, beam_size=params.train.beam_size)
+                costs = Costs(result.epochs[-1].seconds / len(sample), (time.perf_counter() - start) / len(shown))
+                pools = pools_by_round(len(train), params.rounds, params.keep_fraction, params.augment.per_round_cap)
+                cells = [(c.arm, cell_seconds(c.arm, costs, sizes, pools, params.train.epochs, params.train.eval_every,
+                                              params.warm_start_epochs))
+                         for c in params.cells() if c.solver == solver.name and c.split == spec.name]
+                per_cell += cells
+                by_arm = ", ".join(f"{arm} {seconds / 3600:.2f} h" for arm, seconds in cells[:len(params.arms)])
+                lines.append(f"{solver.name} on {spec.name}: {sizes.train} train / {sizes.valid} valid / {sizes.test} "
+                             f"test problems; measured {costs.train_s * 1000:.1f} ms a problem-epoch of training, "
+                             f"{costs.predict_s * 1000:.1f} ms a problem of beam-{params.train.beam_size} prediction "
+                             f"({threads} torch threads); pools by round {pools}; a cell: {by_arm}")
+    finally:
+        torch.set_num_threads(previous)
+    total = sum(seconds for _, seconds in per_cell)
+    wall = study_wall_seconds(per_cell, params.workers)
+    lines.append(f"estimated: {total / 3600:.2f} h of cell time, {wall / 3600:.2f} h wall with {params.workers} "
+                 f"worker(s) x {threads} torch thread(s) (pools are an upper bound; candidate scoring adds a few "
+                 f"percent)")
+    if params.workers * threads > cores:
+        lines.append(f"note: {params.workers} workers x {threads} threads exceed the {cores} cores: cells will run "
+                     "slower than measured")
+    if load > 0.5 * cores:
+        lines.append(f"note: the load average was {load:.1f} on {cores} cores while measuring: other jobs share the "
+                     "CPU, so the estimate is too high")
     return lines

@@ -1,0 +1,72 @@
+"""What a study will cost before it runs (``compaug study --dry-run``).
+
+Two costs are measured per solver on the study's data, with the torch threads a cell will have: a
+training pass per problem and epoch (the second of two epochs on a sample, so start-up is not counted)
+and a beam-search prediction per problem (validation every ``eval_every`` epochs and the test sets once
+a round cost that). The rest is arithmetic over the cells: the pool a loop round trains on grows by at
+most the kept share of the round's candidates; a control trains the loop's final-round updates on the
+original pool; the cells run in two waves (loop-like arms, then the controls, whose budget is read
+from the finished loop cells), each wave's cells taken in grid order by whichever worker is free first.
+
+Measured while other jobs share the CPU, the costs are too high; the dry run prints the load.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class Costs:
+    train_s: float  # seconds of a training pass, per problem and epoch
+    predict_s: float  # seconds of a beam-search prediction, per problem
+
+
+@dataclass(frozen=True)
+class Sizes:
+    train: int  # the original pool
+    valid: int
+    test: int  # every test set of the split together
+
+
+def pools_by_round(start: int, rounds: int, keep_fraction: float, per_round_cap: int | None) -> list[int]:
+    """An upper bound on the pool each round trains on: round r adds at most the kept share of its
+    candidates, which the cap bounds (without a cap, assumed at most twice the pool)."""
+    pools = [start]
+    for _ in range(rounds):
+        cap = per_round_cap or 2 * pools[-1]
+        pools.append(pools[-1] + math.ceil(keep_fraction * min(cap, 2 * pools[-1])))
+    return pools
+
+
+def training_seconds(costs: Costs, sizes: Sizes, pool: int, epochs: int, eval_every: int) -> float:
+    """One training of ``epochs`` on ``pool`` problems with validation, then the test sets scored."""
+    validations = math.ceil(epochs / eval_every)
+    return epochs * pool * costs.train_s + validations * sizes.valid * costs.predict_s + sizes.test * costs.predict_s
+
+
+def cell_seconds(arm: str, costs: Costs, sizes: Sizes, pools: Sequence[int], epochs: int, eval_every: int,
+                 warm_start_epochs: int | None = None) -> float:
+    if arm == "control":  # the loop's final-round updates on the original pool
+        control = max(epochs, math.ceil(epochs * pools[-1] / pools[0]))
+        return training_seconds(costs, sizes, pools[0], control, eval_every)
+    later = (warm_start_epochs or epochs) if arm == "warm-start" else epochs
+    return training_seconds(costs, sizes, pools[0], epochs, eval_every) + sum(
+        training_seconds(costs, sizes, pool, later, eval_every) for pool in pools[1:])
+
+
+def makespan(durations: Sequence[float], workers: int) -> float:
+    """Wall time of jobs taken in order, each by the worker free soonest (as Dask hands out a study's cells)."""
+    free = [0.0] * max(1, workers)
+    for seconds in durations:
+        i = free.index(min(free))
+        free[i] += seconds
+    return max(free)
+
+
+def study_wall_seconds(cells: Sequence[tuple[str, float]], workers: int) -> float:
+    """(arm, seconds) per cell -> wall time: the loop-like wave, then the controls."""
+    first = [s for arm, s in cells if arm != "control"]
+    controls = [s for arm, s in cells if arm == "control"]
+    return makespan(first, workers) + makespan(controls, workers)

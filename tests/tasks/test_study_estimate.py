@@ -1,0 +1,35 @@
+"""The arithmetic of a study's cost estimate (tasks/study/estimate.py)."""
+from __future__ import annotations
+
+import pytest
+
+from tasks.study.estimate import Costs, Sizes, cell_seconds, makespan, pools_by_round, study_wall_seconds
+
+
+def test_pools_grow_by_the_kept_share_of_at_most_the_cap():
+    assert pools_by_round(1000, 3, 0.2, 1500) == [1000, 1300, 1600, 1900]
+    assert pools_by_round(100, 2, 0.2, None) == [100, 140, 196]  # no cap: candidates ~ twice the pool
+    assert pools_by_round(100, 0, 0.2, 10) == [100]
+
+
+def test_a_loop_cell_trains_every_round_and_a_control_the_final_updates_on_the_original_pool():
+    costs, sizes = Costs(train_s=0.01, predict_s=0.002), Sizes(train=1000, valid=200, test=300)
+    pools = [1000, 1300, 1600]
+    one = lambda pool, epochs: epochs * pool * 0.01 + -(-epochs // 2) * 200 * 0.002 + 300 * 0.002  # noqa: E731
+    assert cell_seconds("loop", costs, sizes, pools, 10, 2) == pytest.approx(sum(one(p, 10) for p in pools))
+    assert cell_seconds("random-ranker", costs, sizes, pools, 10, 2) == cell_seconds("loop", costs, sizes, pools, 10, 2)
+    assert cell_seconds("warm-start", costs, sizes, pools, 10, 2, warm_start_epochs=3) == pytest.approx(
+        one(1000, 10) + one(1300, 3) + one(1600, 3))
+    # the control: 10 x 1600 / 1000 = 16 epochs on the original 1000 problems, as many updates as round T
+    assert cell_seconds("control", costs, sizes, pools, 10, 2) == pytest.approx(one(1000, 16))
+
+
+def test_cells_spread_over_workers_in_two_waves_in_grid_order():
+    assert makespan([3, 3, 2, 2, 2], 2) == 7  # 3+2+2 | 3+2, not the best packing (3+3 | 2+2+2), as Dask does it
+    assert makespan([1, 1, 1, 5], 2) == 6  # the long one last waits for a worker
+    assert makespan([5, 1, 1, 1], 2) == 5
+    assert makespan([4, 4], 1) == 8
+    cells = [("loop", 4.0), ("random-ranker", 4.0), ("control", 1.0), ("loop", 4.0), ("control", 1.0)]
+    # loop-like cells first (4 + 4 on one worker, 4 on the other), then the controls (1 and 1 side by side)
+    assert study_wall_seconds(cells, 2) == 9.0
+    assert study_wall_seconds(cells, 1) == 14.0

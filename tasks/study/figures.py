@@ -37,8 +37,11 @@ def accuracy_by_round(study):
         sec_ax.plot(rounds, [sum(by_round_sec[k]) / len(by_round_sec[k]) for k in rounds], marker="o", label=label)
     acc_ax.set(xlabel="round", ylabel="answer accuracy (mean over seeds)", title="Accuracy by round")
     sec_ax.set(xlabel="round", ylabel="training seconds (mean over seeds)", title="Training time by round")
+    from matplotlib.ticker import MaxNLocator
+
     for ax in (acc_ax, sec_ax):
         ax.grid(alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize="x-small")
     fig.tight_layout()

@@ -353,22 +353,21 @@ def estimate(params: StudyParams) -> list[str]:
     from tasks.study.estimate import Costs, Sizes, cell_seconds, pools_by_round, study_wall_seconds
 
     cores = os.cpu_count() or 1
-    threads = params.torch_threads or max(1, cores // params.workers)
+    threads = _threads(params)
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     lines = [f"{len(params.cells())} cells: " + ", ".join(c.key for c in params.cells())]
     per_cell: list[tuple[str, float]] = []
     try:
-        for solver in params.solvers:
-            for spec in params.splits:
-                loop = params.loop_params(next(c for c in params.cells()
-                                               if c.solver == solver.name and c.split == spec.name))
-                _, problems = spec.data.spec().load()
-                split = load_split_file(loop.split_file) if loop.split_file else None
-                train, valid, tests = split_problems(problems, 0, loop.test_fraction, loop.valid_fraction, split,
-                                                     loop.iid_holdout_fraction)
-                sizes = Sizes(len(train), len(valid), sum(len(t) for t in tests.values()))
+        for spec in params.splits:  # each split's data is read once, for every solver
+            loop = params.loop_params(next(c for c in params.cells() if c.split == spec.name))
+            _, problems = spec.data.spec().load()
+            split = load_split_file(loop.split_file) if loop.split_file else None
+            train, valid, tests = split_problems(problems, 0, loop.test_fraction, loop.valid_fraction, split,
+                                                 loop.iid_holdout_fraction)
+            sizes = Sizes(len(train), len(valid), sum(len(t) for t in tests.values()))
+            for solver in params.solvers:
                 model = build_solver(solver.name, config=solver.config(), device=solver.device)
                 sample = train[:256]
                 two = replace(params.train.config(0, solver.device, progress=False), epochs=2)

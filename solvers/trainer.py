@@ -148,20 +148,15 @@ def _autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
     return torch.bfloat16
 
 
-def _autocast(device: torch.device, precision: str):
-    dtype = _autocast_dtype(device, precision)
-    return torch.autocast(device.type, dtype=dtype, enabled=dtype is not None)
-
-
 def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig, optimizer, scaler,
-                 rng: random.Random, device: torch.device, bar) -> float:
+                 rng: random.Random, device: torch.device, amp_dtype: torch.dtype | None, bar) -> float:
     """One pass over ``train`` in shuffled length buckets; the mean batch loss."""
     model.train()
     total_loss, n_batches = 0.0, 0
     for chunk in length_bucketed(train, config.batch_size, rng):
         batch = encoding.batch(chunk).to(device)
         optimizer.zero_grad(set_to_none=True)
-        with _autocast(device, config.precision):
+        with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
             loss = model.loss(batch)
         scaler.scale(loss).backward()
         if config.grad_clip:
@@ -192,8 +187,8 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     params = model.parameter_groups(config.lr) if hasattr(model, "parameter_groups") else model.parameters()
     optimizer = torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, config.lr_halving_epochs), gamma=0.5)
-    use_fp16_scaler = _autocast_dtype(device, config.precision) == torch.float16
-    scaler = torch.amp.GradScaler("cuda", enabled=use_fp16_scaler)
+    amp_dtype = _autocast_dtype(device, config.precision)  # resolved once, not per batch
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
     rng = random.Random(config.seed)
     history: list[EpochStats] = []
     best_state, best_epoch, best_acc, stale = None, 0, -1.0, 0
@@ -207,7 +202,7 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
             t0 = time.perf_counter()
             lr = optimizer.param_groups[0]["lr"]
             bar.set_description(f"epoch {epoch}/{config.epochs}", refresh=False)
-            train_loss = _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device, bar)
+            train_loss = _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device, amp_dtype, bar)
             scheduler.step()
             train_seconds = time.perf_counter() - t0
             answer_acc = equation_acc = None

@@ -33,3 +33,25 @@ def test_cells_spread_over_workers_in_two_waves_in_grid_order():
     # loop-like cells first (4 + 4 on one worker, 4 on the other), then the controls (1 and 1 side by side)
     assert study_wall_seconds(cells, 2) == 9.0
     assert study_wall_seconds(cells, 1) == 14.0
+
+
+def test_the_dry_run_measures_each_solver_on_each_split_and_sums_every_cell(tmp_path):
+    from flows.study import StudyParams, estimate
+
+    params = StudyParams.model_validate({
+        "name": "tiny",
+        "splits": [{"name": "iid", "data": {"format": "builtin", "builtin_size": 80}},
+                   {"name": "other", "data": {"format": "builtin", "builtin_size": 60}}],
+        "solvers": [{"name": "gts", "model": {"embedding_size": 8, "hidden_size": 8, "min_count": 1}},
+                    {"name": "lstm", "model": {"embedding_size": 8, "hidden_size": 8}}],
+        "train": {"epochs": 3, "batch_size": 16, "beam_size": 2},
+        "arms": ["control", "loop"], "seeds": [0, 1], "rounds": 2, "workers": 2, "torch_threads": 1,
+        "out_dir": str(tmp_path)})
+    lines = estimate(params)
+    assert lines[0].startswith("16 cells: ")
+    measured = lines[1:5]  # one line per (split, solver), each with its own sizes and a cost per arm
+    assert [line.split(":")[0] for line in measured] == ["gts on iid", "lstm on iid", "gts on other", "lstm on other"]
+    assert all("loop " in line and "control " in line and "(1 torch threads)" in line for line in measured)
+    assert "2 worker(s) x 1 torch thread(s)" in lines[5]
+    cell_h, wall_h = (float(lines[5].split()[i]) for i in (1, 6))
+    assert wall_h <= cell_h  # two workers: the wall time is at most the cells' total (hours, 2 decimals)

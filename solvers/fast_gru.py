@@ -33,7 +33,9 @@ class _BiRecurrence(torch.autograd.Function):
         lowp = _low_precision(gi.device)
         h = gi.new_zeros(D, B, H)
         outs = gi.new_empty(D, T, B, H)
-        saved_r, saved_z, saved_n, saved_hn = (gi.new_empty(D, T, B, H) for _ in range(4))
+        # What backward needs, written in place by each step's ops (no extra copies): the r and z
+        # gates side by side, the candidate n, and the recurrent part of n's pre-activation.
+        saved_rz, saved_n, saved_hn = gi.new_empty(D, T, B, 2 * H), gi.new_empty(D, T, B, H), gi.new_empty(D, T, B, H)
         w_t = w_hh.transpose(1, 2)  # (2, H, 3H)
         bias = b_hh[:, None, :]
         with torch.autocast(gi.device.type, enabled=False):  # the precision of each product is chosen here
@@ -42,43 +44,48 @@ class _BiRecurrence(torch.autograd.Function):
                 if w_low is None:
                     gh = torch.baddbmm(bias, h, w_t)  # (2, B, 3H)
                 else:  # the product in low precision, the state and the gates in float32
-                    gh = torch.bmm(h.to(lowp), w_low).float() + bias
-                i_r, i_z, i_n = gi[:, t].split(H, dim=-1)
-                h_r, h_z, h_n = gh.split(H, dim=-1)
-                r = torch.sigmoid(i_r + h_r)
-                z = torch.sigmoid(i_z + h_z)
-                n = torch.tanh(i_n + r * h_n)
-                h = torch.addcmul(h, mask[:, t], (n + z * (h - n)) - h)
+                    gh = torch.bmm(h.to(lowp), w_low).float().add_(bias)
+                gi_t = gi[:, t]
+                rz = torch.sigmoid(gi_t[..., : 2 * H] + gh[..., : 2 * H], out=saved_rz[:, t])
+                h_n = gh[..., 2 * H:]
+                n = torch.tanh(torch.addcmul(gi_t[..., 2 * H:], rz[..., :H], h_n), out=saved_n[:, t])
+                saved_hn[:, t] = h_n
+                # h' = (1 - z) * n + z * h, and a padded step (mask 0) carries h unchanged
+                h = torch.lerp(h, torch.lerp(n, h, rz[..., H:]), mask[:, t])
                 outs[:, t] = h
-                saved_r[:, t], saved_z[:, t], saved_n[:, t], saved_hn[:, t] = r, z, n, h_n
         ctx.lowp = lowp
-        ctx.save_for_backward(mask, w_hh, outs, saved_r, saved_z, saved_n, saved_hn)
+        ctx.save_for_backward(mask, w_hh, outs, saved_rz, saved_n, saved_hn)
         return outs
 
     @staticmethod
     def backward(ctx, d_outs):
-        mask, w_hh, outs, R, Z, N, HN = ctx.saved_tensors
+        mask, w_hh, outs, RZ, N, HN = ctx.saved_tensors
         lowp = ctx.lowp
         D, T, B, H = outs.shape
         d_outs = d_outs.float()
-        d_gi = outs.new_empty(D, T, B, 3 * H)
-        d_gh = outs.new_empty(D, T, B, 3 * H)
+        d_gh = outs.new_empty(D, T, B, 3 * H)  # gradients of the recurrent pre-activations [r, z, r * n]
+        d_in = outs.new_empty(D, T, B, H)  # gradient of n's input-side pre-activation
         dh = outs.new_zeros(D, B, H)
         zeros = outs.new_zeros(D, B, H)
         w_low = w_hh if lowp is None else w_hh.to(lowp)
         for t in range(T - 1, -1, -1):
             dh = dh + d_outs[:, t]
             h_prev = outs[:, t - 1] if t > 0 else zeros
-            m = mask[:, t]
-            r, z, n, h_n = R[:, t], Z[:, t], N[:, t], HN[:, t]
+            m, r, z, n, h_n = mask[:, t], RZ[:, t, :, :H], RZ[:, t, :, H:], N[:, t], HN[:, t]
+            g = d_gh[:, t]
             d_new = dh * m  # gradient reaching the GRU cell's output
-            dn = d_new * (1 - z) * (1 - n * n)
-            dz = d_new * (h_prev - n) * z * (1 - z)
-            dr = dn * h_n * r * (1 - r)
-            d_gi[:, t] = torch.cat([dr, dz, dn], -1)
-            d_gh[:, t] = torch.cat([dr, dz, dn * r], -1)
-            step = d_gh[:, t] if lowp is None else d_gh[:, t].to(lowp)
-            dh = torch.bmm(step, w_low).float() + d_new * z + dh * (1 - m)
+            one_minus_z = 1 - z
+            d_cand = d_new * one_minus_z  # reaching n
+            dn = torch.mul(d_cand, 1 - n * n, out=d_in[:, t])
+            torch.mul(d_cand * z, h_prev - n, out=g[..., H: 2 * H])  # dz = d_new (h_prev - n) z (1 - z)
+            torch.mul(dn * h_n, r * (1 - r), out=g[..., :H])  # dr
+            torch.mul(dn, r, out=g[..., 2 * H:])
+            carry = 1 - m * one_minus_z  # d(new state) / d(state) on the direct path; 1 at padding
+            if lowp is None:
+                dh = torch.baddbmm(dh * carry, g, w_hh)
+            else:
+                dh = torch.bmm(g.to(lowp), w_low).float().addcmul_(dh, carry)
+        d_gi = torch.cat([d_gh[..., : 2 * H], d_in], -1)
         h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1).reshape(D, T * B, H)
         flat = d_gh.reshape(D, T * B, 3 * H)
         if lowp is None:

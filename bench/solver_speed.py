@@ -91,15 +91,18 @@ EPOCH_LINE = re.compile(r"^epoch (\d+) seconds ([\d.]+) problems (\d+) ms_per_pr
 EVAL_LINE = re.compile(r"inference ([\d.]+) problems/s")
 
 
-def run_reference(data: str, train, test, epochs: int, threads: int, evaluate: bool) -> dict:
+def run_reference(data: str, train, test, epochs: int, threads: int, evaluate: bool, omp_wait: str = "same") -> dict:
     """Train the public GTS for ``epochs`` on the same train side in a separate process (its own
-    driver; the GPL-3 kit is never imported here) and parse its per-epoch lines."""
+    driver; the GPL-3 kit is never imported here) and parse its per-epoch lines. ``omp_wait``:
+    ``same`` runs it with this process's OpenMP wait policy, ``passive``/``active`` with that one."""
     if not REFERENCE.exists():
         raise SystemExit(f"--reference-epochs: {REFERENCE} not found (the kit lives in ../shared/reference-gts)")
     with tempfile.TemporaryDirectory() as tmp:
         split_path = Path(tmp) / "split.json"
         split_path.write_text(json.dumps({"train": [p.id for p in train], "test": [p.id for p in test]}))
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+        if omp_wait != "same":
+            env |= {"OMP_WAIT_POLICY": omp_wait.upper(), "GOMP_SPINCOUNT": "0" if omp_wait == "passive" else "infinite"}
         cmd = [sys.executable, str(REFERENCE), data, str(split_path), str(epochs)] + (["--eval"] if evaluate else [])
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode:
@@ -158,6 +161,9 @@ def main(argv=None) -> int:
                          "side, right after compaug's, and print the per-problem ratio (0: skip)")
     ap.add_argument("--reference-eval", action="store_true",
                     help="with --reference-epochs: also time the reference's one-at-a-time beam-5 decoding of the test side")
+    ap.add_argument("--reference-omp-wait", choices=["same", "passive", "active"], default="same",
+                    help="OpenMP wait policy of the reference process (same: this process's, which the bench sets "
+                         "to passive unless OMP_WAIT_POLICY is given); each side can then run with its faster one")
     ap.add_argument("--precision", default="auto",
                     help="training precision (auto, fp32, bf16); a comma list such as bf16,fp32 trains the first "
                          "as the measured model and times the others for the same epochs from the same start, in "
@@ -223,7 +229,8 @@ def main(argv=None) -> int:
     reference = None
     if args.reference_epochs:
         print(f"reference GTS: {args.reference_epochs} epochs, {args.threads} threads, same train/test ids", flush=True)
-        reference = run_reference(args.data, train, test, args.reference_epochs, args.threads, args.reference_eval)
+        reference = run_reference(args.data, train, test, args.reference_epochs, args.threads, args.reference_eval,
+                                  args.reference_omp_wait)
         print(f"side by side: compaug {ms_per_problem:.2f} ms a problem, reference {reference['ms_per_problem']:.2f} "
               f"ms a problem (medians over epochs): compaug {reference['ms_per_problem'] / ms_per_problem:.2f}x "
               f"faster per problem", flush=True)
@@ -265,6 +272,8 @@ def main(argv=None) -> int:
             "valid_answer_acc": [e.valid_answer_acc for e in result.epochs], "best_epoch": result.best_epoch,
             "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,
             "bf16_matmul_gflop_s": bf16_matmul / 1e9, "precision": precision,
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "gomp_spincount": os.environ.get("GOMP_SPINCOUNT"),
+            "reference_omp_wait": args.reference_omp_wait,
             "compared_epoch_seconds": compared,
             "batched_problems_s": batched_ps, "scored_candidates_s": scored_ps, "bs1_problems_s": single_ps, "bs1_same": same,
             "test_answer_acc": report_test.answer_acc, "test_equation_acc": report_test.equation_acc,

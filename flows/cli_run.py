@@ -110,9 +110,11 @@ def register(subparsers) -> None:
                       help="keep the top --keep of each operator's candidates (--retention per-operator)")
     loop.add_argument("--score", dest="top__score", choices=tuple(SCORES), help="candidate score (default confidence)")
     loop.add_argument("--warm-start", dest="top__warm_start", action="store_true", default=None,
-                      help="retrain from the previous round's weights")
+                      help="the fast mode: rounds 1..T continue from the previous round's weights instead of "
+                           "retraining from scratch (the paper's way and the default; measured in docs/loop.md)")
     loop.add_argument("--warm-start-epochs", dest="top__warm_start_epochs", type=int,
-                      help="with --warm-start: epochs of rounds 1..T (default: --epochs)")
+                      help="with --warm-start: epochs of rounds 1..T (default: --epochs; a quarter of --epochs "
+                           "is what docs/loop.md measured)")
     loop.add_argument("--seed", dest="top__seed", type=int, help="default 0")
     loop.add_argument("--out", dest="top__out_dir", help="output directory (default ./runs)")
     loop.add_argument("--experiment", dest="top__experiment", help="MLflow experiment (default compaug-<format>)")

@@ -26,7 +26,8 @@ import torch  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
 from solver_speed import split  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
-from solvers.trainer import length_bucketed  # noqa: E402
+from solvers.base import TrainConfig  # noqa: E402
+from solvers.trainer import _autocast_dtype, _train_epoch  # noqa: E402
 from solvers.vocab import build_encoding  # noqa: E402
 
 
@@ -68,23 +69,35 @@ def main(argv=None) -> None:
     model.zero_grad(set_to_none=True)
     del loss
 
-    optimizer = torch.optim.Adam(model.parameters(), 1e-3)
-    start, n = time.process_time(), 0
-    for chunk in length_bucketed(train, args.batch_size, random.Random(0)):
-        batch = encoding.batch(chunk)
-        optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(**autocast):
-            loss = model.loss(batch)
-        loss.backward()
-        optimizer.step()
-        n += 1
-        if trim is not None:
-            trim(0)
-        if n % args.every == 0:
-            print(f"batch {n}: current {current_mb()} MB, peak {peak_mb()} MB", flush=True)
-    print(f"epoch ({n} batches, {time.process_time() - start:.1f} CPU s): peak {peak_mb()} MB, current "
+    # The trainer's own epoch (clipping, autocast, Adam as in train_model), watched through its
+    # progress-bar hook, which it calls after every batch.
+    config = TrainConfig(epochs=1, batch_size=args.batch_size, seed=0, progress=False, precision=args.precision)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    scaler = torch.amp.GradScaler("cuda", enabled=False)
+    device = torch.device("cpu")
+    watch = _Watch(args.every, trim)
+    start = time.process_time()
+    _train_epoch(model, encoding, train, config, optimizer, scaler, random.Random(0), device,
+                 _autocast_dtype(device, config.precision), watch)
+    print(f"epoch ({watch.batches} batches, {time.process_time() - start:.1f} CPU s): peak {peak_mb()} MB, current "
           f"{current_mb()} MB", flush=True)
 
+
+class _Watch:
+    """Stands in for the trainer's progress bar: after every batch, trims (optionally) and prints RSS."""
+
+    def __init__(self, every: int, trim):
+        self.every, self.trim, self.batches = every, trim, 0
+
+    def set_postfix(self, **_):
+        pass
+
+    def update(self):
+        self.batches += 1
+        if self.trim is not None:
+            self.trim(0)
+        if self.batches % self.every == 0:
+            print(f"batch {self.batches}: current {current_mb()} MB, peak {peak_mb()} MB", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,8 @@
 """Environment defaults every entry point sets before Prefect, MLflow or torch load (see
 ../shared/STACK.md): no telemetry, a long enough ephemeral-server start-up, an offline model hub,
-and passive OpenMP waiting (spinning threads make training 5-15x slower on a contended CPU,
-docs/solvers.md). Values already set by the user win."""
+and passive OpenMP waiting (spinning threads make training slower on a contended CPU: a GRU step
+5-15x, two 2-thread trainings on 2 cores with libgomp's brief default spin 3.3x, docs/solvers.md; on
+an otherwise idle machine `GOMP_SPINCOUNT=300000` trains 1.2x faster). Values already set by the user win."""
 from __future__ import annotations
 
 import os

@@ -109,7 +109,7 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
     start = time.perf_counter()
     pool_path = rd / "pool.jsonl"
     generation = None
-    if r == 0:
+    if r == 0 or not params.augment_rounds:  # without augmentation every round trains on the original pool
         pool_size = steps.write_pool(sets.train, run_dir, 0, pool_path)
     else:
         prev = rundir.round_dir(run_dir, r - 1)
@@ -148,7 +148,7 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
                          valid_answer_acc=valid_acc, tests=tests, relative_gap=relative_gap(tests),
                          round_seconds=time.perf_counter() - start, generation=generation,
                          compound_divergence=divergence)
-    sample = _kept_sample(rd / "kept.jsonl") if r > 0 else None
+    sample = _kept_sample(rd / "kept.jsonl") if generation is not None else None
     tracker.log_round(record, sample)
     create_table_artifact(table=[{"metric": k, "value": _rounded(v)} for k, v in record.metrics().items()],
                           key=f"compaug-{params.fingerprint()}-round-{r}",

@@ -115,6 +115,10 @@ def register(subparsers) -> None:
     loop.add_argument("--warm-start-epochs", dest="top__warm_start_epochs", type=int,
                       help="with --warm-start: epochs of rounds 1..T (default: --epochs; a quarter of --epochs "
                            "is what docs/loop.md measured)")
+    loop.add_argument("--augment-rounds", dest="top__augment_rounds", action=argparse.BooleanOptionalAction,
+                      default=None, help="--no-augment-rounds: rounds 1..T add nothing and only train again on the "
+                                         "original pool (with --warm-start, the control of the fast mode's extra "
+                                         "training; default: augment)")
     loop.add_argument("--seed", dest="top__seed", type=int, help="default 0")
     loop.add_argument("--out", dest="top__out_dir", help="output directory (default ./runs)")
     loop.add_argument("--experiment", dest="top__experiment", help="MLflow experiment (default compaug-<format>)")

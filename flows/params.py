@@ -136,7 +136,7 @@ class AugmentSettings(Strict):
 
 # LoopParams fields added after run directories existed. Left out of the fingerprint while at their
 # default, so that a run (or a study cell) started before the field existed resumes in its directory.
-ADDED_AT_DEFAULT = ("warm_start_epochs", "train.precision")
+ADDED_AT_DEFAULT = ("warm_start_epochs", "train.precision", "augment_rounds")
 
 
 class LoopParams(Strict):
@@ -160,6 +160,9 @@ class LoopParams(Strict):
     warm_start: bool = Field(False, description="retrain from the previous round's weights instead of from scratch")
     warm_start_epochs: Optional[int] = Field(None, ge=1, description="with warm_start: epochs of rounds 1..T (round 0 "
                                              "trains train.epochs from scratch); default: train.epochs")
+    augment_rounds: bool = Field(True, description="False: rounds 1..T generate and add nothing and only train "
+                                 "again on the original pool (with warm_start: the control for the warm-started "
+                                 "loop's extra training and learning-rate restarts)")
     seed: int = Field(0, ge=0, description="drives the split, initialization and augmentation sampling")
     out_dir: Path = Field(Path("runs"), description="runs are written to OUT_DIR/<experiment>-<parameter hash>/")
     experiment: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",

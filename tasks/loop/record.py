@@ -42,7 +42,7 @@ class RoundRecord:
     tests: dict[str, SetMetrics]  # test set name (iid, comdiv, sd) -> metrics
     relative_gap: float | None  # Acc_iid / Acc_compositional - 1 (paper 003 Table 1)
     round_seconds: float
-    generation: Generation | None = None  # None in round 0
+    generation: Generation | None = None  # None in round 0 and in rounds without augmentation
     compound_divergence: float | None = None  # DBCA^c pool -> compositional test set, with a split file
 
     def to_dict(self) -> dict[str, Any]:

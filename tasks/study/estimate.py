@@ -51,7 +51,9 @@ def cell_seconds(arm: str, costs: Costs, sizes: Sizes, pools: Sequence[int], epo
     if arm == "control":  # the loop's final-round updates on the original pool
         control = max(epochs, math.ceil(epochs * pools[-1] / pools[0]))
         return training_seconds(costs, sizes, pools[0], control, eval_every)
-    later = (warm_start_epochs or epochs) if arm == "warm-start" else epochs
+    later = (warm_start_epochs or epochs) if arm in ("warm-start", "warm-control") else epochs
+    if arm == "warm-control":  # nothing is added: every round trains on the original pool
+        pools = [pools[0]] * len(pools)
     return training_seconds(costs, sizes, pools[0], epochs, eval_every) + sum(
         training_seconds(costs, sizes, pool, later, eval_every) for pool in pools[1:])
 

@@ -10,7 +10,10 @@ Arms (paper 003 Table 5 and the controls a sceptic asks for):
 - ``no-op1`` / ``no-op2``: the loop without operation 1 / 2;
 - ``per-operator``: the loop keeping the top fraction of each operator (retention ``per-operator``);
 - ``warm-start``: the loop with rounds 1..T trained from the previous round's weights (for the study's
-  ``warm_start_epochs``, default its epochs) instead of from scratch: the fast mode to compare with ``loop``.
+  ``warm_start_epochs``, default its epochs) instead of from scratch: the fast mode to compare with ``loop``;
+- ``warm-control``: the warm-start arm's trainings with nothing added (rounds 1..T continue on the
+  original pool): the same updates and learning-rate restarts as ``warm-start``, so that warm-start -
+  warm-control is what the added problems do in the fast mode.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "no-op2": {"drop_operator": "geca_op2"},
     "per-operator": {"retention": "per-operator"},
     "warm-start": {"warm_start": True},
+    "warm-control": {"warm_start": True, "augment_rounds": False},
 }
 
 

@@ -127,11 +127,14 @@ def table5(study: Study) -> list[str]:
 
 def warm_start_table(study: Study) -> list[str]:
     """The warm-start arm against the loop retrained from scratch (issue #18's fast mode): accuracy at
-    round T, training seconds summed over rounds 0..T, and the paired difference warm-start - loop."""
+    round T, training seconds summed over rounds 0..T, and the paired difference warm-start - loop; with
+    the ``warm-control`` arm also warm-start - warm-control (the added problems, at equal training)."""
     if "warm-start" not in study.arms or "loop" not in study.arms:
         return []
+    control = "warm-control" in study.arms
     lines = ["| solver | split | loop (from scratch) | warm-start | warm-start - loop [95% paired bootstrap] | "
-             "train s, loop | train s, warm-start |", "|---|---|---|---|---|---|---|"]
+             "train s, loop | train s, warm-start |" + (" warm-control | warm-start - warm-control |" if control else ""),
+             "|---|---|---|---|---|---|---|" + ("---|---|" if control else "")]
     for solver in study.solvers:
         for split in study.splits:
             seconds = {arm: [sum(rec.train_seconds for rec in r.records)
@@ -140,7 +143,10 @@ def warm_start_table(study: Study) -> list[str]:
                          f"{_fmt(study.accuracies(solver, split, 'warm-start'))} | "
                          f"{_interval(study.difference(solver, split, 'warm-start', baseline='loop'))} | "
                          f"{_fmt(seconds['loop']).split(' (')[0] if seconds['loop'] else '-'} | "
-                         f"{_fmt(seconds['warm-start']).split(' (')[0] if seconds['warm-start'] else '-'} |")
+                         f"{_fmt(seconds['warm-start']).split(' (')[0] if seconds['warm-start'] else '-'} |"
+                         + (f" {_fmt(study.accuracies(solver, split, 'warm-control'))} | "
+                            f"{_interval(study.difference(solver, split, 'warm-start', baseline='warm-control'))} |"
+                            if control else ""))
     return lines
 
 

@@ -281,3 +281,18 @@ def test_warm_started_rounds_train_their_own_epoch_count(prefect_harness, tmp_pa
     epochs = [json.loads((rundir.round_dir(run_dir, r) / "epochs.json").read_text()) for r in (0, 1)]
     assert [len(e) for e in epochs] == [3, 1]  # round 0 from scratch, round 1 continued for warm_start_epochs
     assert rundir.read_record(run_dir, 1).best_epoch == 1
+
+
+def test_rounds_without_augmentation_train_again_on_the_original_pool(prefect_harness, tmp_path):
+    # the warm-control arm: the warm-started rounds' training with nothing generated or added
+    params = tiny_params(tmp_path, rounds=2, warm_start=True, warm_start_epochs=1, augment_rounds=False,
+                         train={"epochs": 2, "batch_size": 32, "beam_size": 2})
+    augment_loop(params)
+    run_dir = params.run_dir()
+    records = [rundir.read_record(run_dir, r) for r in (0, 1, 2)]
+    assert [r.pool_size for r in records] == [records[0].pool_size] * 3
+    assert all(r.generation is None and r.train_seconds > 0 for r in records)  # trained every round
+    assert [len(json.loads((rundir.round_dir(run_dir, r) / "epochs.json").read_text())) for r in (0, 1, 2)] == [2, 1, 1]
+    pools = [(rundir.round_dir(run_dir, r) / "pool.jsonl").read_text() for r in (0, 1, 2)]
+    assert pools[0] == pools[1] == pools[2]
+    assert not any((rundir.round_dir(run_dir, r) / "candidates.jsonl").exists() for r in (1, 2))

@@ -49,6 +49,7 @@ def test_every_cli_option_reaches_the_pure_config(tmp_path, monkeypatch):
     assert str(params.data.spec().path) == "data.json" and params.data.spec().format == "mawps"
     warm = parse("--format", "mawps", "data.json", "--warm-start", "--warm-start-epochs", "9")
     assert warm.warm_start and warm.warm_start_epochs == 9
+    assert warm.augment_rounds and not parse("--format", "mawps", "data.json", "--no-augment-rounds").augment_rounds
 
 
 def test_a_params_file_reaches_the_pure_config_and_the_cli_overrides_it(tmp_path):

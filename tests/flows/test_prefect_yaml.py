@@ -71,7 +71,8 @@ def test_a_field_added_later_keeps_existing_run_directories_at_its_default():
     # The fingerprint of the default parameters before `warm_start_epochs` and `train.precision` existed
     # (commit 510ff3a): a run or study cell started then must resume in its own directory, not start again.
     assert LoopParams().fingerprint() == "eac256307c"
-    assert LoopParams(warm_start_epochs=None, train={"precision": "auto"}).fingerprint() == "eac256307c"
+    assert LoopParams(warm_start_epochs=None, train={"precision": "auto"}, augment_rounds=True).fingerprint() == "eac256307c"
+    assert LoopParams(augment_rounds=False).fingerprint() != "eac256307c"
     assert LoopParams(train={"precision": "bf16"}).fingerprint() != "eac256307c"
     assert LoopParams(warm_start=True, warm_start_epochs=5).fingerprint() != LoopParams(warm_start=True).fingerprint()
 

@@ -82,6 +82,19 @@ def test_cells_are_nested_under_one_mlflow_study_run(tiny_study):
     assert {a.path for a in client.list_artifacts(result["mlflow_run_id"])} >= {"report.md", "study_params.json"}
 
 
+def test_the_warm_control_arm_trains_as_the_warm_start_arm_with_nothing_added(tmp_path):
+    from tasks.study.grid import Cell
+
+    params = StudyParams.model_validate({"arms": ["loop", "warm-start", "warm-control"], "warm_start_epochs": 4,
+                                         "out_dir": str(tmp_path)})
+    loop, warm, control = (params.loop_params(Cell("gts", "iid", arm, 0)) for arm in ("loop", "warm-start", "warm-control"))
+    assert (loop.warm_start, loop.augment_rounds) == (False, True)
+    assert (warm.warm_start, warm.warm_start_epochs, warm.augment_rounds) == (True, 4, True)
+    assert (control.warm_start, control.warm_start_epochs, control.augment_rounds) == (True, 4, False)
+    assert control.rounds == warm.rounds and control.train == warm.train
+    assert len({loop.run_dir(), warm.run_dir(), control.run_dir()}) == 3
+
+
 def test_unknown_arms_and_repeated_names_are_refused_by_name():
     from pydantic import ValidationError
 

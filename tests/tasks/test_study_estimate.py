@@ -20,6 +20,9 @@ def test_a_loop_cell_trains_every_round_and_a_control_the_final_updates_on_the_o
     assert cell_seconds("random-ranker", costs, sizes, pools, 10, 2) == cell_seconds("loop", costs, sizes, pools, 10, 2)
     assert cell_seconds("warm-start", costs, sizes, pools, 10, 2, warm_start_epochs=3) == pytest.approx(
         one(1000, 10) + one(1300, 3) + one(1600, 3))
+    # the warm-control arm trains as warm-start does, on the original pool every round
+    assert cell_seconds("warm-control", costs, sizes, pools, 10, 2, warm_start_epochs=3) == pytest.approx(
+        one(1000, 10) + 2 * one(1000, 3))
     # the control: 10 x 1600 / 1000 = 16 epochs on the original 1000 problems, as many updates as round T
     assert cell_seconds("control", costs, sizes, pools, 10, 2) == pytest.approx(one(1000, 16))
 

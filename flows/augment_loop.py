@@ -131,9 +131,7 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
         train_seconds, best_epoch, valid_acc = 0.0, previous.best_epoch, previous.valid_answer_acc
     else:
         warm = rundir.round_dir(run_dir, r - 1) / "checkpoint" if (params.warm_start and r > 0) else None
-        train_config = configs.train
-        if warm is not None and params.warm_start_epochs:
-            train_config = replace(train_config, epochs=params.warm_start_epochs)
+        train_config = replace(configs.train, epochs=params.round_epochs(r))
         summary = steps.train_solver(pool_path, sets.valid, configs.solver_name, configs.solver, train_config,
                                      checkpoint, warm, _epoch_callback(r, tracker, progress))
         rundir.write_json_atomic(rd / "epochs.json", summary.epochs)  # the validation curve, for reports
@@ -191,7 +189,8 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
         if done:
             logger.info("resuming %s: rounds %s already complete", run_dir, sorted(done))
         wanted = range(params.rounds + 1)
-        with LoopProgress(len(wanted), len(done.intersection(wanted)), configs.train.epochs) as progress:
+        with LoopProgress(len(wanted), len(done.intersection(wanted)), [params.round_epochs(r) for r in wanted]) \
+                as progress:
             records = [rundir.read_record(run_dir, r) if r in done
                        else run_round(r, params, configs, run_dir, sets, gap, tracker, scoring, progress)
                        for r in wanted]

@@ -205,6 +205,13 @@ class LoopParams(Strict):
                 holder.pop(key)
         return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
 
+    def round_epochs(self, round_index: int) -> int:
+        """Epochs round ``round_index`` trains: ``warm_start_epochs`` for a warm-started round 1..T,
+        else ``train.epochs``."""
+        if self.warm_start and round_index > 0 and self.warm_start_epochs:
+            return self.warm_start_epochs
+        return self.train.epochs
+
     def run_dir(self) -> Path:
         return self.out_dir / f"{self.experiment_name()}-{self.fingerprint()}"
 

@@ -1,8 +1,10 @@
 """What a user sees while a loop runs: rounds done of the total, elapsed time and an ETA.
 
 On a terminal (stderr a TTY) a tqdm bar of rounds sits above the trainer's own bar of batches. The
-ETA is the mean measured round time of this session times the rounds left, less the time the
-current round has run (round 0 and the augmented rounds differ, so it is rough). Elsewhere (a log file, a
+ETA is the seconds per training epoch measured over this session's rounds (whole rounds: generation,
+scoring and evaluation included) times the epochs the rounds left will train, less the time the current
+round has run, so that warm-started rounds (fewer epochs than round 0) are estimated for what they
+train; a growing pool makes later epochs longer, so it is rough. Elsewhere (a log file, a
 deployment's worker) the same facts come as short lines: one when a round ends and, while a round
 trains, at most one every ``interval`` seconds with the epoch, loss, validation accuracy and the
 training's ETA. Nothing here touches MLflow or Prefect: the flow calls it.
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable, TextIO
+from typing import Callable, Sequence, TextIO
 
 from tqdm import tqdm
 
@@ -35,11 +37,16 @@ def _terminal(stream: TextIO) -> bool:
 
 
 class LoopProgress:
-    """Progress of rounds 0..T. ``done`` rounds were complete before this session (a resumed run)."""
+    """Progress of rounds 0..T. ``done`` rounds were complete before this session (a resumed run);
+    ``epochs`` is every round's epoch count, or one count per round (round 0 first)."""
 
-    def __init__(self, total: int, done: int, epochs: int, stream: TextIO | None = None, tty: bool | None = None,
-                 interval: float = LINE_INTERVAL_S, clock: Callable[[], float] = time.monotonic):
-        self.total, self.done, self.epochs = total, done, epochs
+    def __init__(self, total: int, done: int, epochs: int | Sequence[int], stream: TextIO | None = None,
+                 tty: bool | None = None, interval: float = LINE_INTERVAL_S,
+                 clock: Callable[[], float] = time.monotonic):
+        self.total, self.done = total, done
+        self.epochs = [epochs] * total if isinstance(epochs, int) else list(epochs)
+        if len(self.epochs) != total:
+            raise ValueError(f"epochs for {len(self.epochs)} rounds, but {total} rounds")
         self.stream = stream if stream is not None else sys.stderr
         self.tty = _terminal(self.stream) if tty is None else tty
         self.interval, self.clock = interval, clock
@@ -47,6 +54,7 @@ class LoopProgress:
         self._round_started = self._train_started = self.started
         self._running: int | None = None  # the round under way
         self.round_seconds: list[float] = []  # rounds measured in this session
+        self._measured_epochs = 0  # the epochs those rounds planned
         self.bar = None
         if self.tty:
             self.bar = tqdm(total=total, initial=done, desc="rounds", unit="round", smoothing=0, file=self.stream,
@@ -65,14 +73,16 @@ class LoopProgress:
             self.bar = None
 
     def eta(self, now: float) -> float | None:
-        """Seconds left: the mean measured round time times the rounds left, less what the current
-        round has run (a round past the mean counts as ending now); None before a round is measured."""
+        """Seconds left: the measured seconds per epoch times the epochs of the rounds left, less what
+        the current round has run (a round past its estimate counts as ending now); None before a round
+        is measured. Rounds run in order, so the rounds left are ``done``..T."""
         if not self.round_seconds:
             return None
-        mean, left = sum(self.round_seconds) / len(self.round_seconds), self.total - self.done
-        if self._running is None:
-            return mean * left
-        return mean * (left - 1) + max(0.0, mean - (now - self._round_started))
+        per_epoch = sum(self.round_seconds) / max(1, self._measured_epochs)
+        left = [per_epoch * e for e in self.epochs[self.done:]]
+        if self._running is None or not left:
+            return sum(left)
+        return sum(left[1:]) + max(0.0, left[0] - (now - self._round_started))
 
     def _eta_text(self, now: float) -> str:
         eta = self.eta(now)
@@ -87,18 +97,19 @@ class LoopProgress:
     def training(self, round_index: int) -> Callable[[EpochStats], None]:
         """The callable that shows each epoch of this round's training (the trainer's ``on_epoch``)."""
         self._train_started = self.clock()
+        epochs = self.epochs[round_index]
 
         def show(stats: EpochStats) -> None:
             now = self.clock()
             if self.bar is not None:
-                where = f"round {round_index}: epoch {stats.epoch}/{self.epochs}"
+                where = f"round {round_index}: epoch {stats.epoch}/{epochs}"
                 self.bar.set_postfix_str(f"{self._eta_text(now)}, {where}")
                 return
             if now - self._last_line < self.interval:
                 return
-            left = (now - self._train_started) / stats.epoch * (self.epochs - stats.epoch)
+            left = (now - self._train_started) / stats.epoch * (epochs - stats.epoch)
             acc = "" if stats.valid_answer_acc is None else f", valid acc {stats.valid_answer_acc:.3f}"
-            self._line(f"round {round_index} epoch {stats.epoch}/{self.epochs}: loss {stats.train_loss:.4f}{acc}; "
+            self._line(f"round {round_index} epoch {stats.epoch}/{epochs}: loss {stats.train_loss:.4f}{acc}; "
                        f"training ETA {duration(left)}", now)
 
         return show
@@ -106,6 +117,7 @@ class LoopProgress:
     def round_finished(self, round_index: int) -> None:
         now = self.clock()
         self.round_seconds.append(now - self._round_started)
+        self._measured_epochs += self.epochs[round_index]
         self.done += 1
         self._running = None
         if self.bar is not None:

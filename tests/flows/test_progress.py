@@ -72,3 +72,25 @@ def test_a_round_running_past_the_mean_leaves_the_other_rounds_estimate():
     progress.round_started(1)
     clock.now = 35.0  # round 1 has run 25 s, past the 10 s mean: rounds 2 and 3 still take 10 s each
     assert progress.eta(clock()) == 20.0
+
+
+def test_warm_started_rounds_are_shown_and_estimated_with_their_own_epoch_count():
+    clock, out = Clock(), io.StringIO()
+    progress = LoopProgress(total=3, done=0, epochs=[80, 20, 20], stream=out, tty=False, interval=0.0, clock=clock)
+    progress.round_started(0)
+    clock.now = 800.0  # 10 s an epoch
+    progress.round_finished(0)
+    assert out.getvalue().splitlines()[-1].endswith("ETA 06:40")  # 2 x 20 epochs x 10 s, not 2 x 800 s
+    progress.round_started(1)
+    show = progress.training(1)
+    clock.now = 900.0
+    show(_epoch(10))
+    assert out.getvalue().splitlines()[-1].startswith("compaug: round 1 epoch 10/20:")
+    assert progress.eta(clock()) == 300.0  # 200 s of round 1 left by the estimate, and round 2's 200 s
+
+
+def test_a_count_per_round_must_cover_every_round():
+    import pytest
+
+    with pytest.raises(ValueError, match="epochs for 2 rounds, but 3 rounds"):
+        LoopProgress(total=3, done=0, epochs=[5, 5])

@@ -2,7 +2,8 @@
 ../shared/STACK.md): no telemetry, a long enough ephemeral-server start-up, an offline model hub,
 and passive OpenMP waiting (spinning threads make training slower on a contended CPU: a GRU step
 5-15x, two 2-thread trainings on 2 cores with libgomp's brief default spin 3.3x, docs/solvers.md; on
-an otherwise idle machine `GOMP_SPINCOUNT=300000` trains 1.2x faster). Values already set by the user win."""
+an otherwise idle machine `GOMP_SPINCOUNT=300000` trained about 1.2x faster, across two separate
+runs). Values already set by the user win."""
 from __future__ import annotations
 
 import os

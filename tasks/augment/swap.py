@@ -67,7 +67,7 @@ class PoolEntities:
 
     alternatives: dict[tuple[str, str], set[str]]  # (kind, key) -> other keys sharing an environment
     surfaces: dict[str, tuple[str, str]]  # noun key -> (singular, plural) as written in the pool
-    gender: dict[str, str]  # name -> "f" / "m" (from the lexicon, else from one-name problems' pronouns)
+    gender: dict[str, str]  # name -> "f" / "m" (the lexicon, else the original one-name problems' pronouns, if they agree)
 
     def entity(self, kind: str, key: str) -> Entity:
         if kind == "name":
@@ -83,15 +83,15 @@ def _has_content(env: Sequence[str]) -> bool:
 def pool_entities(problems: Sequence[Problem], lexicon_gender: dict[str, str] | None = None) -> PoolEntities:
     by_env: dict[tuple, set[str]] = defaultdict(set)
     seen_forms: dict[str, dict[bool, str]] = defaultdict(dict)
-    gender: dict[str, str] = dict(lexicon_gender or {})
+    votes: dict[str, set[str]] = defaultdict(set)
     for problem in problems:
         if problem.language != "en":
             continue
         nouns, names = nouns_of(problem), names_in(problem.tokens)
-        if len(names) == 1:
+        if len(names) == 1 and problem.provenance.round == 0:
             (name,), g = tuple(names), pronoun_gender(problem.tokens)
             if g in ("f", "m"):
-                gender.setdefault(name, g)
+                votes[name].add(g)
         units = clause_units(problem)
         for c in range(len(units.spans)):
             tokens, _ = skeleton(units, c)
@@ -115,7 +115,19 @@ def pool_entities(problems: Sequence[Problem], lexicon_gender: dict[str, str] | 
     surfaces = {key: ((key, key) if key in INVARIANT else
                       (f.get(True, singular(f.get(False, key))), f.get(False, plural(f.get(True, key)))))
                 for key, f in seen_forms.items()}
-    return PoolEntities(dict(alternatives), surfaces, gender)
+    return PoolEntities(dict(alternatives), surfaces, _genders(votes, lexicon_gender or {}))
+
+
+def _genders(votes: dict[str, set[str]], lexicon: dict[str, str]) -> dict[str, str]:
+    """The lexicon's genders, then every other name whose one-name problems of the original pool agree on
+    its pronouns. A name the data calls both (MAWPS: "Harold ... He" and "Harold ... her class") stays
+    unknown, so a swap to or from it is refused where a pronoun would have to agree. Augmented problems
+    do not vote: a kept swap with a wrong pronoun would otherwise license more of them."""
+    out = dict(lexicon)
+    for name, said in votes.items():
+        if name not in out and len(said) == 1:
+            out[name] = next(iter(said))
+    return out
 
 
 def _matches(token: str, old: Entity) -> bool:

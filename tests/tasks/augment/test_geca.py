@@ -9,7 +9,7 @@ from tasks.augment.base import AugmentConfig, clause_units
 from tasks.augment.consistency import consistency_reason
 from tasks.augment.entities import predicate, question_entity, quantity_entity
 from tasks.augment.geca import geca_op1, geca_op2, operation1
-from tasks.augment.swap import Entity, swap_entity
+from tasks.augment.swap import Entity, pool_entities, swap_entity
 from tasks.augment.verify import verify
 
 CFG = AugmentConfig()
@@ -104,6 +104,26 @@ def test_a_swap_that_left_the_old_entity_behind_is_refused_by_the_checks():
     half = replace(half, provenance=Provenance("toy", ("p",), "geca_op2", 1, "noun: cooky -> worksheet"))
     (half,), _ = verify([half])
     assert consistency_reason(half, [p]) in ("check_orphan_entity", "check_question_entity_not_stated")
+
+
+def test_a_name_the_original_pool_calls_both_genders_stays_unknown_and_kept_swaps_do_not_vote():
+    """MAWPS has "Harold has 53 marbles. He ..." and "Harold split 15 apples ... her class": the pool's
+    first vote once made Harold female, and a kept "Harold has 57 bananas. She finds another 95" followed."""
+    he = build_problem("h", "Harold has 53 marbles. He gets 16 more from the store. How many marbles does Harold "
+                            "have?", "x=53+16", 69, "toy")
+    her = build_problem("s", "Harold split 15 apples between 3 people in her class. How many apples did each get?",
+                        "x=15/3", 5, "toy")
+    gwen = build_problem("g", "Gwen has 9 pens. She buys 3 more. How many pens does Gwen have?", "x=9+3", 12, "toy")
+    assert pool_entities([he, gwen]).gender == {"Harold": "m", "Gwen": "f"}
+    for order in ([he, her, gwen], [her, he, gwen]):
+        genders = pool_entities(order).gender
+        assert "Harold" not in genders and genders["Gwen"] == "f"
+        assert swap_entity(gwen, Entity("name", "Gwen"), Entity("name", "Harold"), "geca_op2", "", 1, genders) == \
+            "swap_name_gender_unknown_or_differs"
+    wrong = replace(build_problem("w", "Harold has 9 pens. She buys 3 more. How many pens does Harold have?", "x=9+3",
+                                  12, "toy"), provenance=Provenance("toy", ("g",), "geca_op2", 1, "name: Gwen -> Harold"))
+    assert "Harold" not in pool_entities([wrong, gwen]).gender  # an augmented problem does not vote
+    assert pool_entities([he, gwen], {"Harold": "f"}).gender["Harold"] == "f"  # the lexicon wins
 
 
 def test_the_op2_operator_swaps_alternatives_the_pool_shows_in_a_common_environment():

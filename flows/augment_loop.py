@@ -32,7 +32,7 @@ from tasks.loop.datasets import DataSets, GapMeasure
 from tasks.loop.record import RoundRecord, relative_gap, table_row
 from tasks.loop.sharding import ScoringWorkers
 
-# A deployment's worker imports this module first: the defaults (passive OpenMP waiting above all)
+# A deployment's worker imports this module first: the defaults (OpenMP's brief spin above all)
 # must be set before torch loads.
 apply_defaults()
 
@@ -119,7 +119,8 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
         unscorable = steps.score_candidates(rd / "candidates.jsonl", prev / "pool.jsonl", prev / "checkpoint",
                                             params.score, params.seed, device, rd / "scored.jsonl",
                                             scoring.address(), scoring.threads)
-        kept = steps.keep_candidates(rd / "scored.jsonl", params.retention, params.keep_fraction, rd / "kept.jsonl")
+        kept = steps.keep_candidates(rd / "scored.jsonl", params.retention, params.keep_fraction, rd / "kept.jsonl",
+                                     prev / "pool.jsonl")
         pool_size = steps.write_pool(sets.train, run_dir, r, pool_path)
         generation = steps.generation_record(generated, unscorable, kept)
     checkpoint = rd / "checkpoint"

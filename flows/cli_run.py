@@ -105,7 +105,8 @@ def register(subparsers) -> None:
     loop.add_argument("--rounds", dest="top__rounds", type=int, help="T, augmentation rounds (default 7; 3 for the quick run)")
     loop.add_argument("--keep", dest="top__keep_fraction", type=float, help="fraction of verified candidates kept per round (default 0.2)")
     loop.add_argument("--retention", dest="top__retention", choices=tuple(POLICIES),
-                      help="retention policy (default top-fraction: the top --keep of all verified candidates)")
+                      help="retention policy (default top-fraction: the top --keep of all verified candidates; "
+                           "per-origin: as many, at most one per original problem a round)")
     loop.add_argument("--keep-per-operator", dest="top__retention", action="store_const", const="per-operator",
                       help="keep the top --keep of each operator's candidates (--retention per-operator)")
     loop.add_argument("--score", dest="top__score", choices=tuple(SCORES), help="candidate score (default confidence)")

@@ -155,7 +155,8 @@ class LoopParams(Strict):
     rounds: int = Field(7, ge=0, le=50, description="T, the number of augmentation rounds")
     keep_fraction: float = Field(0.2, gt=0, le=1, description="share of verified candidates kept each round")
     retention: Literal[tuple(POLICIES)] = Field("top-fraction", description="which scored candidates a round keeps: "
-                                                "the top fraction of all, or of each operator")
+                                                "the top fraction of all, of each operator, or as many "
+                                                "with at most one per original problem")
     score: Literal[tuple(SCORES)] = Field("confidence", description="the confidence score that ranks candidates")
     warm_start: bool = Field(False, description="retrain from the previous round's weights instead of from scratch")
     warm_start_epochs: Optional[int] = Field(None, ge=1, description="with warm_start: epochs of rounds 1..T (round 0 "

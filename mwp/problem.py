@@ -345,3 +345,25 @@ def read_problems_jsonl(path) -> list[Problem]:
             except (KeyError, ValueError, TypeError) as err:
                 raise ValueError(f"{path}:{line_no}: not a problem record: {err}") from err
     return out
+
+
+def origins(problems: Sequence[Problem], known: Sequence[Problem]) -> dict[str, tuple[str, ...]]:
+    """Each problem's original ancestors: follow ``provenance.parents`` through ``known`` (the pool the
+    problems were made from) until problems of round 0. A parent missing from ``known`` counts as an
+    origin itself, so a lineage is never lost, only cut short."""
+    by_id = {p.id: p for p in known}
+    memo: dict[str, frozenset[str]] = {}
+
+    def roots(pid: str, seen: frozenset[str]) -> frozenset[str]:
+        if pid in memo:
+            return memo[pid]
+        parent = by_id.get(pid)
+        if parent is None or parent.provenance.round == 0 or not parent.provenance.parents or pid in seen:
+            out = frozenset((pid,))
+        else:
+            out = frozenset().union(*(roots(q, seen | {pid}) for q in parent.provenance.parents))
+        memo[pid] = out
+        return out
+
+    return {p.id: tuple(sorted(frozenset().union(*(roots(q, frozenset()) for q in p.provenance.parents))))
+            if p.provenance.parents else (p.id,) for p in problems}

@@ -13,6 +13,7 @@ class Scored:
     id: str
     score: float
     group: str = ""  # the operator that made the candidate (for per-operator retention)
+    origin: tuple[str, ...] = ()  # the original problems it descends from (for per-origin retention)
 
 
 def keep_top_fraction(scored: Sequence[Scored], fraction: float = 0.2) -> tuple[list[Scored], float | None]:
@@ -48,11 +49,36 @@ def keep_top_fraction_per_group(scored: Sequence[Scored], fraction: float = 0.2)
     return kept, (min(s.score for s in kept) if kept else None)
 
 
+def keep_top_fraction_one_per_origin(scored: Sequence[Scored],
+                                     fraction: float = 0.2) -> tuple[list[Scored], float | None]:
+    """As many as :func:`keep_top_fraction` keeps, best first, but each original problem lends itself
+    to at most one kept candidate a round: a candidate that shares an origin with a better one already
+    kept is passed over. Under the plain top fraction the confidence ranker keeps dozens of renamings
+    of the same few easy problems (docs/study.md); this keeps the paper's count and ranking and spreads
+    it over origins. Keeps fewer when the candidates run out of unused origins. A candidate without a
+    recorded origin is its own origin."""
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"fraction must lie in [0, 1], got {fraction}")
+    n_keep = math.ceil(fraction * len(scored) - 1e-9)
+    used: set[str] = set()
+    kept: list[Scored] = []
+    for s in sorted((s for s in scored if not math.isnan(s.score)), key=lambda s: (-s.score, s.id)):
+        if len(kept) == n_keep:
+            break
+        origin = set(s.origin or (s.id,))
+        if origin & used:
+            continue
+        used |= origin
+        kept.append(s)
+    return kept, (kept[-1].score if kept else None)
+
+
 # Retention policies by name (the one list the settings model and the CLI read): each takes the scored
 # candidates and the loop's keep fraction and returns the kept ones and the cut-off score.
 POLICIES = {
     "top-fraction": keep_top_fraction,  # paper 003: the top 20% of all verified candidates
     "per-operator": keep_top_fraction_per_group,  # the top 20% of each operator's candidates
+    "per-origin": keep_top_fraction_one_per_origin,  # as many as the top 20%, one per original problem
 }
 
 

@@ -30,6 +30,7 @@ class Generation:
     rejected: dict[str, int] = field(default_factory=dict)  # reason -> candidates dropped (matches_<set>: leaks)
     verified_by_operator: dict[str, int] = field(default_factory=dict)
     kept_by_operator: dict[str, int] = field(default_factory=dict)
+    kept_origins: int | None = None  # original problems the kept ones descend from (None in older records)
 
 
 @dataclass(frozen=True)

@@ -124,17 +124,23 @@ def score_candidates(candidates_path: Path, pool_path: Path, checkpoint_dir: Pat
 
 
 @task(name="keep_candidates", cache_policy=NO_CACHE)
-def keep_candidates(scored_path: Path, policy: str, keep_fraction: float, kept_path: Path) -> dict[str, Any]:
-    """The retention policy over the scored candidates; the kept ones to ``kept_path``."""
+def keep_candidates(scored_path: Path, policy: str, keep_fraction: float, kept_path: Path,
+                    pool_path: Path | None = None) -> dict[str, Any]:
+    """The retention policy over the scored candidates; the kept ones to ``kept_path``. ``pool_path``,
+    the pool the candidates were made from, traces each candidate to its original problems."""
+    from mwp.problem import origins, read_problems_jsonl
     from ranking.retention import Scored, retain
 
     scored = rundir.read_scored(scored_path)
     by_id = {p.id: p for p, _ in scored}
-    kept, cut = retain(policy, [Scored(p.id, s, p.provenance.operator) for p, s in scored], keep_fraction)
+    origin = origins(list(by_id.values()), read_problems_jsonl(pool_path) if pool_path else [])
+    kept, cut = retain(policy, [Scored(p.id, s, p.provenance.operator, origin[p.id]) for p, s in scored],
+                       keep_fraction)
     rundir.write_scored(kept_path, [by_id[k.id] for k in kept], [k.score for k in kept])
     finite = [s for _, s in scored if s == s]
     return {"kept": len(kept), "confidence_cut": cut, "kept_by_operator": dict(Counter(k.group for k in kept)),
-            "confidence_mean": sum(finite) / len(finite) if finite else None}
+            "confidence_mean": sum(finite) / len(finite) if finite else None,
+            "kept_origins": len(set().union(*(k.origin for k in kept)))}
 
 
 def generation_record(generated: dict[str, Any], unscorable: int, kept: dict[str, Any]) -> Generation:
@@ -142,7 +148,7 @@ def generation_record(generated: dict[str, Any], unscorable: int, kept: dict[str
                       kept=kept["kept"], confidence_mean=kept["confidence_mean"],
                       confidence_cut=kept["confidence_cut"], rejected=generated["rejected"],
                       verified_by_operator=generated["verified_by_operator"],
-                      kept_by_operator=kept["kept_by_operator"])
+                      kept_by_operator=kept["kept_by_operator"], kept_origins=kept["kept_origins"])
 
 
 @task(name="write_pool", cache_policy=NO_CACHE)

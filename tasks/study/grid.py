@@ -9,6 +9,8 @@ Arms (paper 003 Table 5 and the controls a sceptic asks for):
 - ``random-ranker``: random retention at the same kept count (the "- DataRanker" ablation);
 - ``no-op1`` / ``no-op2``: the loop without operation 1 / 2;
 - ``per-operator``: the loop keeping the top fraction of each operator (retention ``per-operator``);
+- ``per-origin``: the loop keeping as many as the top fraction, at most one per original problem a round
+  (retention ``per-origin``), against the confidence ranker's renamings of a few easy problems;
 - ``warm-start``: the loop with rounds 1..T trained from the previous round's weights (for the study's
   ``warm_start_epochs``, default its epochs) instead of from scratch: the fast mode to compare with ``loop``;
 - ``warm-control``: the warm-start arm's trainings with nothing added (rounds 1..T continue on the
@@ -29,6 +31,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "no-op1": {"drop_operator": "geca_op1"},
     "no-op2": {"drop_operator": "geca_op2"},
     "per-operator": {"retention": "per-operator"},
+    "per-origin": {"retention": "per-origin"},
     "warm-start": {"warm_start": True},
     "warm-control": {"warm_start": True, "augment_rounds": False},
 }

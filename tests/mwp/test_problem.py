@@ -95,3 +95,21 @@ def test_serialization_round_trip(tmp_path):
     write_jsonl([p], tmp_path / "p.jsonl")
     assert read_problems_jsonl(tmp_path / "p.jsonl") == [p]
     assert p.key() == Problem.from_dict(p.to_dict()).key()
+
+
+def test_origins_follow_parents_through_the_pool_to_round_0():
+    from dataclasses import replace
+
+    from mwp.problem import Provenance, origins
+
+    def made(pid, parents, round_):
+        base = build_problem(pid, "Tom has 3 apples. How many apples does Tom have?", "x=3", 3, "toy")
+        return replace(base, provenance=Provenance("toy", tuple(parents), "geca_op2", round_))
+
+    a = build_problem("a", "Ann has 4 pears. How many pears does Ann have?", "x=4", 4, "toy")
+    b = build_problem("b", "Bob has 5 figs. How many figs does Bob have?", "x=5", 5, "toy")
+    swap1 = made("s1", ["a"], 1)  # round 1: a renaming of a
+    swap2 = made("s2", ["s1"], 2)  # round 2: a renaming of the renaming
+    pool = [a, b, swap1, swap2]
+    candidates = [made("c1", ["s2"], 3), made("c2", ["s1", "b"], 3), made("c3", ["gone"], 3), a]
+    assert origins(candidates, pool) == {"c1": ("a",), "c2": ("a", "b"), "c3": ("gone",), "a": ("a",)}

@@ -53,3 +53,22 @@ def test_per_operator_retention_keeps_the_top_fraction_of_each_operator():
     each, cut = retain("per-operator", scored, 0.4)
     # ceil(0.4 * 6) = 3 of op2 and ceil(0.4 * 4) = 2 of op1, the best of each; the cut is op1's lowest kept
     assert sorted(s.id for s in each) == ["a0", "a1", "b0", "b1", "b2"] and cut == 0.29
+
+
+def test_per_origin_retention_keeps_as_many_as_the_top_fraction_spread_over_origins():
+    from ranking.retention import retain
+
+    # eight renamings of original problem "p" score highest, then one candidate each from q, r, s and t
+    scored = [Scored(f"p{i}", 0.99 - i / 1000, "geca_op2", ("p",)) for i in range(8)] + \
+             [Scored(x, 0.8 - i / 100, "geca_op2", (x,)) for i, x in enumerate("qrst")] + \
+             [Scored("qr", 0.95, "geca_op1", ("q", "r"))]  # a composite of two origins
+    top, _ = retain("top-fraction", scored, 0.3)  # ceil(0.3 * 13) = 4
+    assert [s.id for s in top] == ["p0", "p1", "p2", "p3"]  # renamings of one problem
+    spread, cut = retain("per-origin", scored, 0.3)
+    # p0 uses p; the composite uses q and r, so q and r alone are passed over; s and t follow
+    assert [s.id for s in spread] == ["p0", "qr", "s", "t"] and cut == 0.77
+    assert [s.id for s in retain("per-origin", scored, 1.0)[0]] == ["p0", "qr", "s", "t"]  # origins run out
+    # without a recorded origin a candidate is its own origin: the policy is then the plain top fraction
+    plain = [Scored(s.id, s.score) for s in scored]
+    assert retain("per-origin", plain, 0.3)[0] == retain("top-fraction", plain, 0.3)[0]
+    assert retain("per-origin", [Scored("a", math.nan)], 1.0) == ([], None)

@@ -26,3 +26,31 @@ class _FailedState:
 ])
 def test_only_transient_failures_of_the_data_step_are_retried(error, retried):
     assert _transient(None, None, _FailedState(error)) is retried
+
+
+def test_keep_candidates_traces_origins_through_the_pool_for_per_origin_retention(tmp_path):
+    from dataclasses import replace
+
+    from mwp.problem import Provenance, build_problem, write_jsonl
+    from tasks.loop import rundir
+    from tasks.loop.steps import keep_candidates
+
+    a = build_problem("a", "Ann has 4 pears. How many pears does Ann have?", "x=4", 4, "toy")
+    b = build_problem("b", "Bob has 5 figs. How many figs does Bob have?", "x=5", 5, "toy")
+    earlier = replace(build_problem("s1", "Eve has 4 pears. How many pears does Eve have?", "x=4", 4, "toy"),
+                      provenance=Provenance("toy", ("a",), "geca_op2", 1, "name: Ann -> Eve"))
+    write_jsonl([a, b, earlier], tmp_path / "pool.jsonl")
+    names = ["Kim", "Lea", "Max", "Ned"]
+    cands = [replace(build_problem(f"c{i}", f"{n} has 4 pears. How many pears does {n} have?", "x=4", 4, "toy"),
+                     provenance=Provenance("toy", ("s1" if i % 2 else "a",), "geca_op2", 2))
+             for i, n in enumerate(names)]
+    cands.append(replace(build_problem("d", "Bob has 5 plums. How many plums does Bob have?", "x=5", 5, "toy"),
+                         provenance=Provenance("toy", ("b",), "geca_op2", 2)))
+    rundir.write_scored(tmp_path / "scored.jsonl", cands, [0.9, 0.8, 0.7, 0.6, 0.1])
+    top = keep_candidates.fn(tmp_path / "scored.jsonl", "top-fraction", 0.4, tmp_path / "top.jsonl",
+                             tmp_path / "pool.jsonl")
+    assert top["kept"] == 2 and top["kept_origins"] == 1  # c0 and c1: both go back to a
+    spread = keep_candidates.fn(tmp_path / "scored.jsonl", "per-origin", 0.4, tmp_path / "spread.jsonl",
+                                tmp_path / "pool.jsonl")
+    assert spread["kept"] == 2 and spread["kept_origins"] == 2
+    assert [p.id for p, _ in rundir.read_scored(tmp_path / "spread.jsonl")] == ["c0", "d"]

@@ -16,9 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see bench/solver_speed.py: spinning threads hurt a shared CPU
-os.environ.setdefault("GOMP_SPINCOUNT", "0")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from flows.environment import apply_defaults  # noqa: E402
+
+apply_defaults()  # the CLI's OpenMP waiting (flows/environment.py), set before torch loads OpenMP
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

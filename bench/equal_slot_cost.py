@@ -15,8 +15,10 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("GOMP_SPINCOUNT", "0")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from flows.environment import apply_defaults  # noqa: E402
+
+apply_defaults()  # the CLI's OpenMP waiting (flows/environment.py), set before torch loads OpenMP
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -1,8 +1,9 @@
 """Does OpenMP spinning hurt when the CPU is shared? GTS training processes alone and side by side.
 
 Each process trains paper-size GTS on MAWPS with ``--threads`` torch threads and one OpenMP waiting
-setting, a libgomp spin count: ``0`` (``OMP_WAIT_POLICY=PASSIVE GOMP_SPINCOUNT=0``, threads sleep at once,
-the CLI's default) up to ``300000`` (libgomp's own default: a brief spin before sleeping). For each spin
+setting, a libgomp spin count (``OMP_WAIT_POLICY=PASSIVE GOMP_SPINCOUNT=<n>``): ``0`` (threads sleep at
+once), ``3000`` (the CLI's default since this bench's sweep, flows/environment.py) up to ``300000``
+(libgomp's own default). For each spin
 count in ``--spincounts`` the scenarios are: ``solo`` (one process alone: the speed on an idle machine),
 ``pair`` (two processes with that count started at once, so two processes of two threads oversubscribe
 a 2-core machine twice) and ``mixed`` (one spinning next to a passive neighbour: does a spinner slow
@@ -119,7 +120,7 @@ def main(argv=None) -> None:
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--spincounts", type=spin_counts, default=[0, 300000],
-                    help="libgomp GOMP_SPINCOUNT values to compare, comma-separated (0 = passive, the default)")
+                    help="libgomp GOMP_SPINCOUNT values to compare, comma-separated (0 = sleep at once)")
     ap.add_argument("--scenarios", type=scenario_kinds, default=["pair", "mixed"],
                     help=f"which of {', '.join(SCENARIO_KINDS)} to run for each spin count")
     ap.add_argument("--out", help="also write every measurement here as JSON")

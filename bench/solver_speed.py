@@ -34,10 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
-# Threads that spin while waiting make a shared, oversubscribed CPU many times slower (we measured
-# a 2-thread GRU step 5-15x slower with other jobs running); must be set before torch loads OpenMP.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("GOMP_SPINCOUNT", "0")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from flows.environment import apply_defaults  # noqa: E402
+
+apply_defaults()  # the CLI's OpenMP waiting (flows/environment.py), set before torch loads OpenMP
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

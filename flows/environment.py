@@ -1,9 +1,11 @@
 """Environment defaults every entry point sets before Prefect, MLflow or torch load (see
-../shared/STACK.md): no telemetry, a long enough ephemeral-server start-up, an offline model hub,
-and passive OpenMP waiting (spinning threads make training slower on a contended CPU: a GRU step
-5-15x, two 2-thread trainings on 2 cores with libgomp's brief default spin 3.3x, docs/solvers.md; on
-an otherwise idle machine `GOMP_SPINCOUNT=300000` trained about 1.2x faster, across two separate
-runs). Values already set by the user win."""
+../shared/STACK.md): no telemetry, a long enough ephemeral-server start-up, an offline model hub, and
+OpenMP threads that spin only briefly (``GOMP_SPINCOUNT=3000`` iterations) before
+they sleep. Measured on 2 cores with two-thread paper-size GTS training (bench/omp_contention.py,
+docs/solvers.md): alone, 3000 trains 1.37x faster than sleeping at once (0) and as fast as libgomp's own
+300000; two such trainings sharing the cores lose 25% of their joint throughput with 3000 but 68% with
+300000 (and 74% with 30000); 1000 gains only 1.1x. On a machine shared with other busy jobs set
+``GOMP_SPINCOUNT=0``. Values already set by the user win."""
 from __future__ import annotations
 
 import os
@@ -17,7 +19,7 @@ DEFAULTS = {
     "TRANSFORMERS_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
     "OMP_WAIT_POLICY": "PASSIVE",
-    "GOMP_SPINCOUNT": "0",
+    "GOMP_SPINCOUNT": "3000",
 }
 
 

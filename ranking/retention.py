@@ -21,20 +21,25 @@ def keep_top_fraction(scored: Sequence[Scored], fraction: float = 0.2) -> tuple[
 
     Ties are broken by id so the choice is deterministic whatever order the candidates come in;
     NaN scores never make the cut. Returns ``([], None)`` when nothing is kept."""
+    kept = _ranked(scored)[:_count(fraction, len(scored))]
+    return kept, (kept[-1].score if kept else None)
+
+
+def _count(fraction: float, n: int) -> int:
+    """How many of ``n`` candidates the top ``fraction`` keeps (rounded up)."""
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"fraction must lie in [0, 1], got {fraction}")
-    valid = [s for s in scored if not math.isnan(s.score)]
-    n_keep = min(len(valid), math.ceil(fraction * len(scored) - 1e-9))
-    if n_keep == 0:
-        return [], None
-    ranked = sorted(valid, key=lambda s: (-s.score, s.id))
-    kept = ranked[:n_keep]
-    return kept, kept[-1].score
+    return math.ceil(fraction * n - 1e-9)
+
+
+def _ranked(scored: Sequence[Scored]) -> list[Scored]:
+    """Best first, ties broken by id; NaN scores left out."""
+    return sorted((s for s in scored if not math.isnan(s.score)), key=lambda s: (-s.score, s.id))
 
 
 def keep_above_threshold(scored: Sequence[Scored], threshold: float) -> tuple[list[Scored], float | None]:
     """Every candidate scoring at least ``threshold`` (ordered as :func:`keep_top_fraction`)."""
-    kept = sorted((s for s in scored if s.score >= threshold), key=lambda s: (-s.score, s.id))
+    kept = [s for s in _ranked(scored) if s.score >= threshold]
     return kept, (kept[-1].score if kept else None)
 
 
@@ -57,12 +62,10 @@ def keep_top_fraction_one_per_origin(scored: Sequence[Scored],
     of the same few easy problems (docs/study.md); this keeps the paper's count and ranking and spreads
     it over origins. Keeps fewer when the candidates run out of unused origins. A candidate without a
     recorded origin is its own origin."""
-    if not 0.0 <= fraction <= 1.0:
-        raise ValueError(f"fraction must lie in [0, 1], got {fraction}")
-    n_keep = math.ceil(fraction * len(scored) - 1e-9)
+    n_keep = _count(fraction, len(scored))
     used: set[str] = set()
     kept: list[Scored] = []
-    for s in sorted((s for s in scored if not math.isnan(s.score)), key=lambda s: (-s.score, s.id)):
+    for s in _ranked(scored):
         if len(kept) == n_keep:
             break
         origin = set(s.origin or (s.id,))

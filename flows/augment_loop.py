@@ -20,7 +20,6 @@ from prefect import flow
 from prefect.artifacts import create_table_artifact
 from prefect.logging import get_run_logger
 
-from flows.environment import apply_defaults
 from flows.params import LoopParams
 from flows.progress import LoopProgress
 from flows.signals import crash_abandoned, is_stop, remember_crash
@@ -31,10 +30,6 @@ from tasks.loop import rundir, steps
 from tasks.loop.datasets import DataSets, GapMeasure
 from tasks.loop.record import RoundRecord, relative_gap, table_row
 from tasks.loop.sharding import ScoringWorkers
-
-# A deployment's worker imports this module first: the defaults (OpenMP's brief spin above all)
-# must be set before torch loads.
-apply_defaults()
 
 FAULT_ENV = "COMPAUG_FAIL_AT_ROUND"  # fault injection for resume tests: fail when this round starts
 

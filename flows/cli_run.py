@@ -248,9 +248,6 @@ def run_command(args: argparse.Namespace) -> int:
     from flows.tracking import check_tracking
 
     check_tracking(params.tracking())  # seconds, not minutes of MLflow's retries after round 0 has trained
-    from flows.environment import apply_defaults
-
-    apply_defaults()
     from flows.augment_loop import augment_loop
 
     print(f"compaug run: {params.data.format} data, solver {params.solver.name}, {params.rounds} rounds, "

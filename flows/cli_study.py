@@ -30,9 +30,6 @@ def register(subparsers) -> None:
 
 
 def run_study(args: argparse.Namespace) -> int:
-    from flows.environment import apply_defaults
-
-    apply_defaults()
     from flows.study import StudyParams, estimate, report_finished_cells, study_flow
 
     from flows.preflight import read_params_file

@@ -22,14 +22,11 @@ from prefect.cache_policies import NO_CACHE
 from prefect.settings import PREFECT_API_URL
 from pydantic import Field, model_validator
 
-from flows.environment import apply_defaults
 from flows.params import AugmentSettings, DataSource, LoopParams, SolverSettings, Strict, TrainSettings
 from flows.signals import is_stop, remember_crash
 from flows.tracking import end_open_runs_below
 from tasks.loop.sharding import local_cluster_kwargs
 from tasks.study.grid import ARMS, Cell, control_epochs, expand
-
-apply_defaults()
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # a directory and MLflow name: no path separators
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mwp.problem import read_problems_jsonl
+from mwp.problem import origins, read_problems_jsonl
 from tasks.loop import rundir
 from tasks.loop.record import RoundRecord
 from tasks.study.grid import Cell
@@ -88,3 +88,23 @@ def kept_sample(run_dir: Path, round_index: int = 1, limit: int = 4) -> list[dic
         out.append({"operator": problem.provenance.operator, "text": problem.text, "confidence": round(score, 3),
                     "parents": [pool[p].text for p in problem.provenance.parents if p in pool]})
     return out
+
+
+@dataclass(frozen=True)
+class KeptDiversity:
+    kept: int  # problems kept over rounds 1..T
+    distinct: int  # distinct (expression, quantity values) among them: a renaming is the same problem
+    origins: int  # distinct original problems they descend from (provenance.parents through the pool)
+
+
+def kept_diversity(result: CellResult) -> KeptDiversity:
+    """How many different problems a cell's retention kept over its rounds: the confidence ranker tends
+    to keep many renamings of a few easy problems (docs/study.md)."""
+    rounds = [rec.round for rec in result.records if rec.round > 0]
+    paths = [rundir.round_dir(result.run_dir, r) / "kept.jsonl" for r in rounds]
+    kept = [p for path in paths if path.exists() for p, _ in rundir.read_scored(path)]
+    final_pool = rundir.round_dir(result.run_dir, result.records[-1].round) / "pool.jsonl" if rounds else None
+    known = read_problems_jsonl(final_pool) if final_pool and final_pool.exists() else []
+    roots = {o for parents in origins(kept, known).values() for o in parents}
+    distinct = {(p.expression, tuple(q.value for q in p.quantities)) for p in kept}
+    return KeptDiversity(len(kept), len(distinct), len(roots))

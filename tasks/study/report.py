@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from tasks.study.cells import CellResult, compound_coverage, kept_sample, main_set
+from tasks.study.cells import CellResult, compound_coverage, kept_diversity, kept_sample, main_set
 from tasks.study.stats import Interval, mean_std, paired_bootstrap
 
 
@@ -150,6 +150,36 @@ def warm_start_table(study: Study) -> list[str]:
     return lines
 
 
+RETENTION_ARMS = ("loop", "random-ranker", "per-origin")  # the same loop, kept by another rule
+
+
+def _span(values: Sequence[int]) -> str:
+    return f"{min(values)}" if min(values) == max(values) else f"{min(values)}-{max(values)}"
+
+
+def retention_table(study: Study) -> list[str]:
+    """The retention arms beside the loop's top fraction by confidence: how many problems each kept over
+    rounds 1..T, how many of them are distinct problems and how many original problems they come from
+    (the range over seeds), its accuracy at round T and the paired difference arm - loop."""
+    arms = [a for a in RETENTION_ARMS if a in study.arms]
+    if "loop" not in arms or len(arms) < 2:
+        return []
+    lines = ["| solver | split | arm | kept, rounds 1..T | distinct problems | original problems | accuracy | "
+             "arm - loop [95% paired bootstrap] |", "|---|---|---|---|---|---|---|---|"]
+    for solver in study.solvers:
+        for split in study.splits:
+            for arm in arms:
+                cells = study.by.get((solver, split, arm), {})
+                if not cells:
+                    continue
+                counts = [kept_diversity(r) for r in cells.values()]
+                diff = _interval(study.difference(solver, split, arm, baseline="loop")) if arm != "loop" else "-"
+                lines.append(f"| {solver} | {split} | {arm} | {_span([c.kept for c in counts])} | "
+                             f"{_span([c.distinct for c in counts])} | {_span([c.origins for c in counts])} | "
+                             f"{_fmt(study.accuracies(solver, split, arm))} | {diff} |")
+    return lines
+
+
 def beyond(study: Study) -> list[str]:
     """Per round of the first seed's loop cell: compounds of the test set present in the pool, DBCA^c
     pool -> test, kept per operator; and kept problems beside their parents."""
@@ -198,6 +228,9 @@ def write_report(results: Sequence[CellResult], directory: Path, header: Sequenc
     warm = warm_start_table(study)
     if warm:
         lines += ["## Warm-started rounds against retraining from scratch", "", *warm, ""]
+    retention = retention_table(study)
+    if retention:
+        lines += ["## Which problems each retention keeps", "", *retention, ""]
     sd = table4(study, sd_labels or {})
     if sd:
         lines += ["## Table 4: SD structural vs lexical", "", *sd, ""]

@@ -1,6 +1,7 @@
-"""tasks/study/report.py's warm-start table, from cell results built here (no training): accuracy at
-round T per arm, training seconds summed over rounds, and the paired intervals against the loop and,
-when the study has it, against the warm-control arm."""
+"""tasks/study/report.py's warm-start and retention tables, from cell results built here (no training):
+accuracy at round T per arm, training seconds summed over rounds, the paired intervals against the loop
+and, when the study has it, against the warm-control arm; and for the retention arms how many distinct
+problems and original problems their kept problems are, read from run directories the tests write."""
 from tasks.loop.record import RoundRecord, SetMetrics
 from tasks.study.cells import CellResult
 from tasks.study.grid import Cell
@@ -46,3 +47,59 @@ def test_with_the_warm_control_arm_the_table_adds_warm_start_minus_warm_control(
 def test_no_table_without_both_arms():
     assert warm_start_table(_study({"loop": (10, [100])})) == []
     assert warm_start_table(_study({"warm-start": (10, [100]), "warm-control": (9, [100])})) == []
+
+
+# ---------------------------------------------------------------- retention table (needs run directories)
+
+def _problem(pid: str, name: str, a: int, b: int, parents=(), rnd: int = 0):
+    from dataclasses import replace
+
+    from mwp.problem import Provenance, build_problem
+
+    p = build_problem(pid, f"{name} has {a} pears. She finds {b} more. How many pears does {name} have?",
+                      f"x={a}+{b}", a + b, "toy")
+    return replace(p, provenance=Provenance("toy", tuple(parents), "original" if not parents else "geca_op2", rnd))
+
+
+def _run_dir(tmp_path, arm: str, seed: int, kept_by_round: list[list]) -> "CellResult":
+    from mwp.problem import write_jsonl
+    from tasks.loop import rundir
+
+    run_dir = tmp_path / f"{arm}-{seed}"
+    pool = [_problem("o1", "Ann", 3, 4), _problem("o2", "Eve", 5, 6), _problem("o3", "Sue", 7, 8)]
+    rundir.round_dir(run_dir, 0).mkdir(parents=True)
+    write_jsonl(pool, rundir.round_dir(run_dir, 0) / "pool.jsonl")
+    for r, kept in enumerate(kept_by_round, start=1):
+        pool = pool + kept
+        rundir.round_dir(run_dir, r).mkdir()
+        rundir.write_scored(rundir.round_dir(run_dir, r) / "kept.jsonl", kept, [1.0] * len(kept))
+        write_jsonl(pool, rundir.round_dir(run_dir, r) / "pool.jsonl")
+    cell = _cell(arm, seed, 10 + (arm == "per-origin") * 5 + seed, [100] * (len(kept_by_round) + 1))
+    cell.run_dir = run_dir
+    return cell
+
+
+def test_the_retention_table_counts_distinct_and_original_problems_kept(tmp_path):
+    from tasks.study.report import retention_table
+
+    # the loop keeps renamings of o1 (and a renaming of a renaming): 3 kept, 1 distinct, 1 original
+    loop_kept = [[_problem("k1", "Amy", 3, 4, ["o1"], 1), _problem("k2", "Liz", 3, 4, ["o1"], 1)],
+                 [_problem("k3", "Joy", 3, 4, ["k1"], 2)]]
+    # per-origin keeps one problem of each original: 3 kept, 3 distinct, 3 originals
+    per_origin_kept = [[_problem("p1", "Amy", 3, 4, ["o1"], 1), _problem("p2", "Liz", 5, 6, ["o2"], 1)],
+                       [_problem("p3", "Joy", 7, 8, ["o3"], 2)]]
+    cells = [_run_dir(tmp_path, "loop", s, loop_kept) for s in (0, 1, 2)]
+    cells += [_run_dir(tmp_path, "per-origin", s, per_origin_kept) for s in (0, 1, 2)]
+    lines = retention_table(Study(cells))
+    assert len(lines) == 4
+    loop_row, per_origin_row = ([c.strip() for c in line.strip("|").split("|")] for line in lines[2:])
+    assert loop_row[2:6] == ["loop", "3", "1", "1"] and loop_row[7] == "-"
+    assert per_origin_row[2:6] == ["per-origin", "3", "3", "3"]
+    assert per_origin_row[6].startswith("0.400") and per_origin_row[7].startswith("+0.125")  # 15..17 vs 10..12 of 40
+
+
+def test_no_retention_table_without_the_loop_or_another_retention_arm(tmp_path):
+    from tasks.study.report import retention_table
+
+    assert retention_table(_study({"loop": (10, [100])})) == []
+    assert retention_table(_study({"per-origin": (10, [100]), "control": (9, [100])})) == []

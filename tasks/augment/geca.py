@@ -51,6 +51,11 @@ def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, do
     slot = used_quantity_in_clause(host, host_units, clause)
     if slot is None:
         return "op1_clause_not_one_used_quantity"
+    if host.values.count(host.values[slot]) > 1:
+        # An equation's number maps to the first quantity of that value (mwp.problem.map_numbers), so the
+        # slot may stand for the other one too: "Michelle has 2 crayons. Janet has 2 crayons." is N0 + N0,
+        # and replacing Michelle's 2 would replace Janet's as well.
+        return "op1_value_twice_in_text"
     if not donor_ok(donor, donor_units):
         return "op1_donor_question_holds_quantity"
     start, end = host_units.spans[clause]

@@ -47,6 +47,22 @@ def test_operation1_composes_the_donor_narrative_with_the_right_expression():
     assert new.provenance.parents == ("q2", "q") and new.provenance.operator == "geca_op1"
 
 
+def test_operation1_refuses_a_clause_whose_value_is_twice_in_the_host():
+    # MAWPS's "2+2" becomes N0 + N0 (a number maps to its first quantity), so replacing Michelle's 2
+    # would replace Janet's too: (4*10) + (4*10) instead of (4*10) + 2.
+    host = build_problem("h", "Michelle has 2 crayons. Janet has 2 crayons. If Janet gives all of her crayons to "
+                              "Michelle, how many crayons will Michelle have?", "x=2+2", 4, "toy")
+    donor = build_problem("d", "Michelle has 4 packs of crayons. Each pack has 10 crayons in it. "
+                               "How many crayons does Michelle have?", "x=4*10", 40, "toy")
+    assert to_infix(host.expression) == "N0+N0"
+    assert operation1(host, clause_units(host), 0, donor, clause_units(donor), "twice", 1) == "op1_value_twice_in_text"
+    distinct = build_problem("h2", "Michelle has 3 crayons. Janet has 2 crayons. If Janet gives all of her crayons "
+                                   "to Michelle, how many crayons will Michelle have?", "x=3+2", 5, "toy")
+    new = operation1(distinct, clause_units(distinct), 0, donor, clause_units(donor), "once", 1)
+    (checked,), rejected = verify([new])
+    assert to_infix(new.expression) == "N0*N1+N2" and checked.answer == Fraction(42) and not rejected
+
+
 def test_the_operator_composes_a_pair_that_shares_the_entity_and_what_is_said_of_it():
     q, q2 = peaches()
     batch = geca_op1([q, q2], CFG, seed=0, round_=1)

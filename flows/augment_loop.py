@@ -127,7 +127,9 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
         train_seconds, best_epoch, valid_acc = 0.0, previous.best_epoch, previous.valid_answer_acc
     else:
         warm = rundir.round_dir(run_dir, r - 1) / "checkpoint" if (params.warm_start and r > 0) else None
-        train_config = replace(configs.train, epochs=params.round_epochs(r))
+        # A round's training saves its state after every epoch: a run killed mid-training continues
+        # from its last epoch when started again, not from the round's first.
+        train_config = replace(configs.train, epochs=params.round_epochs(r), resume_dir=str(rd / "train_state"))
         summary = steps.train_solver(pool_path, sets.valid, configs.solver_name, configs.solver, train_config,
                                      checkpoint, warm, _epoch_callback(r, tracker, progress))
         rundir.write_json_atomic(rd / "epochs.json", summary.epochs)  # the validation curve, for reports

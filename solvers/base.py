@@ -67,6 +67,9 @@ class TrainConfig:
     # "fp32": float32 everywhere; "bf16": bfloat16 autocast on CPU too (matrix products in bf16; the
     # recurrent state, losses, gradients and the optimizer stay float32). Inference stays float32.
     precision: str = "auto"
+    # Save the training's state here after every epoch and, when a state of this same training is
+    # there already, continue from it (solvers/train_state.py). None: nothing saved.
+    resume_dir: str | None = None
 
     def __post_init__(self) -> None:
         check_config(self, positive=("epochs", "batch_size", "lr", "lr_halving_epochs", "eval_every", "beam_size",

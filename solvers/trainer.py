@@ -12,11 +12,14 @@ shuffled batches, best epoch chosen on VALIDATION answer accuracy only (a copy o
 kept and restored at the end), optional early stopping, one tqdm bar over every epoch's batches (so
 its ETA is the whole training's). ``EpochStats.seconds`` is the training pass alone (validation
 excluded); ``TrainResult.seconds`` is everything. Nothing is logged: per-epoch :class:`EpochStats`
-go to ``on_epoch`` and into the returned :class:`TrainResult`.
+go to ``on_epoch`` and into the returned :class:`TrainResult`. With ``TrainConfig.resume_dir`` the
+state after each epoch is saved there, and a training started again continues from it
+(solvers/train_state.py).
 """
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import random
 import time
@@ -28,6 +31,7 @@ from tqdm.auto import tqdm
 
 from mwp.problem import Problem
 from solvers.base import EpochStats, Likelihood, Prediction, TrainConfig, TrainResult
+from solvers import train_state
 from solvers.evaluate import evaluate_predictions, prediction_expression
 from solvers.vocab import Batch, Encoding
 
@@ -192,13 +196,31 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     rng = random.Random(config.seed)
     history: list[EpochStats] = []
     best_state, best_epoch, best_acc, stale = None, 0, -1.0, 0
+    state_file, first_epoch, finished = None, 1, False
+    if config.resume_dir is not None:
+        state_file = train_state.state_path(config.resume_dir)
+        expected = train_state.identity(config, train, valid, model)
+        if state_file.exists():
+            saved = train_state.load(state_file, expected, device)
+            model.load_state_dict(saved["model"])
+            optimizer.load_state_dict(saved["optimizer"])
+            scheduler.load_state_dict(saved["scheduler"])
+            scaler.load_state_dict(saved["scaler"])
+            rng.setstate(train_state.as_random_state(saved["batch_order"]))
+            train_state.restore_random_states(saved["random"])
+            history = [EpochStats(**e) for e in saved["history"]]
+            best_state, best_epoch, best_acc, stale = saved["best_state"], saved["best_epoch"], saved["best_acc"], saved["stale"]
+            first_epoch, finished = saved["epoch"] + 1, saved["finished"]
     started = time.perf_counter()
+    batches_per_epoch = math.ceil(len(train) / config.batch_size)
     # One bar over every batch of every epoch: its ETA is the whole training's (validation time included
     # in the measured rate), not one epoch's.
-    bar = tqdm(total=config.epochs * math.ceil(len(train) / config.batch_size), disable=not config.progress,
-               desc=f"epoch 1/{config.epochs}", unit="batch", leave=False)
+    bar = tqdm(total=config.epochs * batches_per_epoch, initial=(first_epoch - 1) * batches_per_epoch,
+               disable=not config.progress, desc=f"epoch {first_epoch}/{config.epochs}", unit="batch", leave=False)
     try:
-        for epoch in range(1, config.epochs + 1):
+        for epoch in range(first_epoch, config.epochs + 1):
+            if finished:
+                break
             t0 = time.perf_counter()
             lr = optimizer.param_groups[0]["lr"]
             bar.set_description(f"epoch {epoch}/{config.epochs}", refresh=False)
@@ -213,16 +235,23 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
             stats = EpochStats(epoch=epoch, train_loss=train_loss, seconds=train_seconds,
                                valid_answer_acc=answer_acc, valid_equation_acc=equation_acc, lr=lr)
             history.append(stats)
-            if on_epoch is not None:
-                on_epoch(stats)
             if answer_acc is not None:
                 if answer_acc > best_acc:
                     best_acc, best_epoch, stale = answer_acc, epoch, 0
                     best_state = copy.deepcopy(model.state_dict())
                 else:
                     stale += 1
-                    if config.patience and stale >= config.patience:
-                        break
+                    finished = bool(config.patience and stale >= config.patience)
+            finished = finished or epoch == config.epochs
+            if state_file is not None:
+                train_state.save(state_file, {
+                    "identity": expected, "epoch": epoch, "finished": finished, "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                    "scaler": scaler.state_dict(), "batch_order": rng.getstate(),
+                    "random": train_state.random_states(), "history": [dataclasses.asdict(e) for e in history],
+                    "best_state": best_state, "best_epoch": best_epoch, "best_acc": best_acc, "stale": stale})
+            if on_epoch is not None:
+                on_epoch(stats)
     finally:
         bar.close()
     if best_state is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from mwp.problem import Problem, read_problems_jsonl
+from solvers import train_state
 from solvers.base import EpochStats, TrainConfig
 from tasks.loop.record import SetMetrics
 
@@ -32,7 +33,9 @@ def train_solver(train: Sequence[Problem], valid: Sequence[Problem], solver_name
                  on_epoch: Callable[[EpochStats], None] | None = None) -> TrainSummary:
     """Train solver ``solver_name`` built from ``solver_config`` (or continue from the weights in
     ``warm_start_from``), select the epoch on validation answer accuracy, save it to ``checkpoint_dir``.
-    ``on_epoch`` gets each epoch's :class:`EpochStats` as soon as the epoch ends (the flow logs it)."""
+    ``on_epoch`` gets each epoch's :class:`EpochStats` as soon as the epoch ends (the flow logs it).
+    With ``train_config.resume_dir``, an interrupted training continues there from its last epoch; the
+    state is removed once the checkpoint is saved."""
     from solvers.registry import build_solver, load_solver
 
     start = time.perf_counter()
@@ -43,6 +46,7 @@ def train_solver(train: Sequence[Problem], valid: Sequence[Problem], solver_name
         solver = build_solver(solver_name, config=solver_config, device=train_config.device)
         result = solver.fit(list(train), list(valid), train_config, on_epoch)
     solver.save(checkpoint_dir)
+    train_state.clear(train_config.resume_dir)  # the saved checkpoint is the result now
     return TrainSummary(
         checkpoint=str(checkpoint_dir), best_epoch=result.best_epoch,
         best_valid_answer_acc=result.best_valid_answer_acc, seconds=time.perf_counter() - start,

@@ -22,6 +22,29 @@ def _weights(directory):
     return {k: v.clone() for k, v in solver.model.state_dict().items()}
 
 
+def test_an_interrupted_warm_started_round_resumes_and_its_state_is_removed_once_saved(tmp_path):
+    problems = toy_problems()
+    train_solver(problems, problems[:4], "gts", GTS, TRAIN, tmp_path / "r0")
+    config = replace(TRAIN, epochs=3, resume_dir=str(tmp_path / "state"))
+
+    def stop_after_first(stats):
+        if stats.epoch == 1:
+            raise KeyboardInterrupt  # the run is killed mid-training
+    with pytest.raises(KeyboardInterrupt):
+        train_solver(problems, problems[:4], "gts", GTS, config, tmp_path / "r1", tmp_path / "r0", stop_after_first)
+    assert (tmp_path / "state" / "train_state.pt").exists() and not (tmp_path / "r1").exists()
+    seen = []
+    resumed = train_solver(problems, problems[:4], "gts", GTS, config, tmp_path / "r1", tmp_path / "r0",
+                           lambda s: seen.append(s.epoch))
+    assert seen == [2, 3] and [e["epoch"] for e in resumed.epochs] == [1, 2, 3]
+    assert not (tmp_path / "state" / "train_state.pt").exists()  # the checkpoint is the result now
+    plain = train_solver(problems, problems[:4], "gts", GTS, replace(config, resume_dir=None), tmp_path / "p1",
+                         tmp_path / "r0")
+    assert [e["train_loss"] for e in resumed.epochs] == [e["train_loss"] for e in plain.epochs]
+    a, b = _weights(tmp_path / "r1"), _weights(tmp_path / "p1")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_warm_start_continues_from_the_previous_weights(tmp_path):
     problems = toy_problems()
     first = train_solver(problems, problems[:4], "gts", GTS, TRAIN, tmp_path / "a")

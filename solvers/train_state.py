@@ -35,6 +35,15 @@ FORMAT = 1
 NOT_IDENTITY = ("device", "progress", "resume_dir")
 
 
+class ForeignTrainingState(ValueError):
+    """A saved state that belongs to another training (other data, configuration or initial weights)."""
+
+    def __init__(self, path: Path, differs: list[str]):
+        self.path, self.differs = path, differs
+        super().__init__(f"{path}: this training state belongs to another training (differs in: "
+                         f"{', '.join(differs) or 'format'}); delete it or choose another resume directory")
+
+
 def state_path(resume_dir: str | os.PathLike) -> Path:
     return Path(resume_dir) / STATE_FILE
 
@@ -95,9 +104,7 @@ def load(path: Path, expected: dict[str, Any], device: torch.device) -> dict[str
                          f"delete it to train from the start") from exc
     saved = state.get("identity") if isinstance(state, dict) else None
     if saved != expected:
-        differs = _differences(saved or {}, expected)
-        raise ValueError(f"{path}: this training state belongs to another training (differs in: "
-                         f"{', '.join(differs) or 'format'}); delete it or choose another resume directory")
+        raise ForeignTrainingState(path, _differences(saved or {}, expected))
     return state
 
 

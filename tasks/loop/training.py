@@ -6,6 +6,7 @@ cross a step boundary.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -16,6 +17,8 @@ from mwp.problem import Problem, read_problems_jsonl
 from solvers import train_state
 from solvers.base import EpochStats, TrainConfig
 from tasks.loop.record import SetMetrics
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -35,16 +38,28 @@ def train_solver(train: Sequence[Problem], valid: Sequence[Problem], solver_name
     ``warm_start_from``), select the epoch on validation answer accuracy, save it to ``checkpoint_dir``.
     ``on_epoch`` gets each epoch's :class:`EpochStats` as soon as the epoch ends (the flow logs it).
     With ``train_config.resume_dir``, an interrupted training continues there from its last epoch; the
-    state is removed once the checkpoint is saved."""
+    state is removed once the checkpoint is saved, and a state of another training (the round's pool
+    or code changed) is discarded with a warning."""
     from solvers.registry import build_solver, load_solver
 
     start = time.perf_counter()
-    if warm_start_from is not None:
-        solver = load_solver(warm_start_from, device=train_config.device)
-        result = solver.fit(list(train), list(valid), train_config, on_epoch, warm_start=True)
-    else:
+
+    def fit():
+        if warm_start_from is not None:
+            solver = load_solver(warm_start_from, device=train_config.device)
+            return solver, solver.fit(list(train), list(valid), train_config, on_epoch, warm_start=True)
         solver = build_solver(solver_name, config=solver_config, device=train_config.device)
-        result = solver.fit(list(train), list(valid), train_config, on_epoch)
+        return solver, solver.fit(list(train), list(valid), train_config, on_epoch)
+
+    try:
+        solver, result = fit()
+    except train_state.ForeignTrainingState as exc:
+        # The round's inputs changed since the state was saved (other code, other data): its training
+        # starts over rather than continuing someone else's.
+        logger.warning("%s was saved by another training (differs in: %s); training from the first epoch",
+                       exc.path, ", ".join(exc.differs))
+        train_state.clear(train_config.resume_dir)
+        solver, result = fit()
     solver.save(checkpoint_dir)
     train_state.clear(train_config.resume_dir)  # the saved checkpoint is the result now
     return TrainSummary(

@@ -45,6 +45,23 @@ def test_an_interrupted_warm_started_round_resumes_and_its_state_is_removed_once
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+def test_a_state_left_by_another_training_is_discarded_with_a_warning(tmp_path, caplog):
+    problems = toy_problems()
+    config = replace(TRAIN, epochs=2, resume_dir=str(tmp_path / "state"))
+
+    def stop(stats):
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        train_solver(problems[:6], problems[:4], "gts", GTS, config, tmp_path / "x", on_epoch=stop)
+    seen = []
+    with caplog.at_level("WARNING"):  # the pool changed since: the round trains from its first epoch
+        train_solver(problems, problems[:4], "gts", GTS, config, tmp_path / "y", on_epoch=lambda s: seen.append(s.epoch))
+    assert seen == [1, 2] and "saved by another training (differs in: initial weights, training problems)" in caplog.text
+    plain = train_solver(problems, problems[:4], "gts", GTS, replace(config, resume_dir=None), tmp_path / "z")
+    a, b = _weights(tmp_path / "y"), _weights(tmp_path / "z")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_warm_start_continues_from_the_previous_weights(tmp_path):
     problems = toy_problems()
     first = train_solver(problems, problems[:4], "gts", GTS, TRAIN, tmp_path / "a")

@@ -169,6 +169,8 @@ def main(argv=None) -> int:
                          "the same run, for a ratio")
     ap.add_argument("--out", help="write the figures as JSON here")
     ap.add_argument("--save", help="save the trained model here (a checkpoint load_solver reads; bench/beam_speed.py)")
+    ap.add_argument("--resume-dir", help="save the measured training's state here after every epoch and continue "
+                                         "from it when started again (a long run that outlasts a session)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -208,7 +210,8 @@ def main(argv=None) -> int:
         compared[other] = statistics.median(e.seconds for e in timed.epochs)
         print(f"precision {other}: {compared[other]:.1f} s per epoch (median of {args.epochs})", flush=True)
     tcfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, beam_size=args.beam, seed=args.seed,
-                       progress=False, eval_every=1 if args.epochs > 1 else 10**9, precision=precision)
+                       progress=False, eval_every=1 if args.epochs > 1 else 10**9, precision=precision,
+                       resume_dir=args.resume_dir)
     result = train_model(model, encoding, train, valid if args.epochs > 1 else [], tcfg, report)
     epoch_s = statistics.median(e.seconds for e in result.epochs)
     for other, seconds in compared.items():
@@ -277,6 +280,7 @@ def main(argv=None) -> int:
             "batched_problems_s": batched_ps, "scored_candidates_s": scored_ps, "bs1_problems_s": single_ps, "bs1_same": same,
             "test_answer_acc": report_test.answer_acc, "test_equation_acc": report_test.equation_acc,
             "test_invalid_rate": report_test.invalid_rate, "peak_rss_mb": rss_mb,
+            "test_correct": {p.id: bool(ok) for p, ok in zip(test, report_test.per_problem)},
             "total_seconds": result.seconds, "ms_per_problem": ms_per_problem,
             "reference": reference and {k: v for k, v in reference.items() if k != "stdout"},
             "load_average_end": os.getloadavg()[0]}, indent=2))

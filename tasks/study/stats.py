@@ -52,3 +52,31 @@ def paired_bootstrap(a: Mapping[int, Mapping[str, bool]], b: Mapping[int, Mappin
     draws = diff[rows[:, :, None], cols].mean(axis=2).mean(axis=1)  # (R,)
     low, high = np.percentile(draws, [2.5, 97.5])
     return Interval(point, float(low), float(high), n_s, n_p, resamples)
+
+
+def paired_bootstrap_per_seed(a: Mapping[int, Mapping[str, bool]], b: Mapping[int, Mapping[str, bool]],
+                              resamples: int = 2000, seed: int = 0) -> Interval:
+    """As :func:`paired_bootstrap`, for runs whose seed also draws the test side (a seeded split): each
+    seed's difference is taken over its own test problems (those both runs of that seed evaluated),
+    and a resample draws seeds, then problems within each drawn seed, the same problems for both."""
+    seeds = sorted(set(a) & set(b))
+    if not seeds:
+        raise ValueError("no seed evaluated in both arms")
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    per_seed, points, total = [], [], 0
+    for s in seeds:
+        problems = sorted(set(a[s]) & set(b[s]))
+        if not problems:
+            raise ValueError(f"seed {s}: no test problem evaluated in both arms")
+        diff = np.array([int(a[s][p]) - int(b[s][p]) for p in problems], dtype=np.float64)
+        points.append(diff.mean())
+        total += len(problems)
+        # a problem resample of this seed for every resample and every position a seed is drawn into
+        per_seed.append(diff[rng.integers(0, len(diff), size=(resamples, len(seeds), len(diff)))].mean(axis=2))
+    boot = np.stack(per_seed)  # (S, R, S positions)
+    rows = rng.integers(0, len(seeds), size=(resamples, len(seeds)))  # seeds drawn
+    draws = boot[rows, np.arange(resamples)[:, None], np.arange(len(seeds))[None, :]].mean(axis=1)
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return Interval(float(np.mean(points)), float(low), float(high), len(seeds), total, resamples)

@@ -1,0 +1,122 @@
+"""Does bf16 training lower MAWPS accuracy? Paper-size GTS trained in each precision on the same seeds,
+paired per seed on the same test problems, with a bootstrap interval of the difference.
+
+Each (seed, precision) is one ``bench/solver_speed.py`` run of the published protocol (a fixed number
+of epochs on the whole train side, the last epoch scored once on the seed's test side; ``--epochs 80
+--valid-fraction 0``), in its own process, one after the other. A run whose JSON is in ``--out-dir``
+is done and not run again; an unfinished run continues from its last epoch (``--resume-dir``: the
+training state after every epoch, under ``--state-dir``), so the whole comparison (six runs of about
+half an hour each on 2 cores) can span several sittings: run the same command again.
+
+    .venv/bin/python bench/precision_accuracy.py --seeds 0,1,2 --precisions fp32,bf16 \\
+        --out-dir docs/measurements/precision_accuracy
+    .venv/bin/python bench/precision_accuracy.py ... --report-only   # the table of the runs done so far
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tasks.study.stats import mean_std, paired_bootstrap_per_seed  # noqa: E402
+
+
+def run_name(precision: str, seed: int) -> str:
+    return f"{precision}_seed{seed}"
+
+
+def run_one(args, precision: str, seed: int, out: Path) -> None:
+    cmd = [sys.executable, str(ROOT / "bench/solver_speed.py"), "--epochs", str(args.epochs), "--valid-fraction", "0",
+           "--precision", precision, "--seed", str(seed), "--threads", str(args.threads), "--bs1-problems",
+           str(args.bs1_problems), "--resume-dir", str(Path(args.state_dir) / run_name(precision, seed)),
+           "--out", str(out), *(["--data", args.data] if args.data else [])]
+    print(f"== {run_name(precision, seed)}: {' '.join(cmd[1:])}", flush=True)
+    started = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"{run_name(precision, seed)} failed (exit {done.returncode}); run the command again to "
+                         f"continue it from its last epoch")
+    state = Path(args.state_dir) / run_name(precision, seed) / "train_state.pt"
+    state.unlink(missing_ok=True)  # the JSON is the result now
+    print(f"== {run_name(precision, seed)} done in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def report(out_dir: Path, seeds: list[int], precisions: list[str]) -> None:
+    runs = {}
+    for precision in precisions:
+        for seed in seeds:
+            path = out_dir / f"{run_name(precision, seed)}.json"
+            if path.exists():
+                runs[precision, seed] = json.loads(path.read_text())
+    base, *others = precisions
+    print(f"\n| seed | " + " | ".join(f"{p}: test answer acc (epoch s)" for p in precisions) + " | "
+          + " | ".join(f"{p} - {base}" for p in others) + " |")
+    print("|---" * (1 + len(precisions) + len(others)) + "|")
+    for seed in seeds:
+        cells = []
+        for p in precisions:
+            r = runs.get((p, seed))
+            cells.append("-" if r is None else f"{r['test_answer_acc']:.4f} ({r['epoch_seconds']:.1f})")
+        diffs = []
+        for p in others:
+            a, b = runs.get((p, seed)), runs.get((base, seed))
+            diffs.append("-" if a is None or b is None else f"{a['test_answer_acc'] - b['test_answer_acc']:+.4f}")
+        print(f"| {seed} | " + " | ".join(cells) + " | " + " | ".join(diffs) + " |")
+    for p in precisions:
+        accs = [runs[p, s]["test_answer_acc"] for s in seeds if (p, s) in runs]
+        if accs:
+            mean, std = mean_std(accs)
+            print(f"{p}: mean test answer acc {mean:.4f} +- {std:.4f} (sample std over {len(accs)} seeds)")
+    for p in others:
+        a = {s: runs[p, s]["test_correct"] for s in seeds if (p, s) in runs and (base, s) in runs}
+        b = {s: runs[base, s]["test_correct"] for s in a}
+        if not a:
+            print(f"{p} - {base}: no seed has both runs yet")
+            continue
+        interval = paired_bootstrap_per_seed(a, b)
+        print(f"{p} - {base}: {interval.difference:+.4f} [{interval.low:+.4f}, {interval.high:+.4f}] (95% paired "
+              f"bootstrap over {interval.seeds} seeds and their {interval.problems} test problems"
+              + ("; one seed: the interval covers test problems, not seeds" if interval.seeds == 1 else "") + ")")
+        same = [runs[p, s]["epoch_seconds"] / runs[base, s]["epoch_seconds"] for s in a]
+        print(f"{p} epoch time / {base} epoch time, per seed: " + ", ".join(f"{x:.2f}" for x in same)
+              + " (separate runs one after the other: not a same-run ratio)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--precisions", default="fp32,bf16", help="the first is the baseline of the differences")
+    ap.add_argument("--epochs", type=int, default=80)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--bs1-problems", type=int, default=20, help="passed on; only the inference timing uses it")
+    ap.add_argument("--data", help="MAWPS.json (default: solver_speed.py's)")
+    ap.add_argument("--out-dir", default=str(ROOT / "runs/precision_accuracy"), help="one JSON per run")
+    ap.add_argument("--state-dir", default=str(ROOT / "runs/precision_accuracy_state"),
+                    help="training states of unfinished runs")
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    precisions = [p.strip() for p in args.precisions.split(",")]
+    if len(precisions) < 2:
+        ap.error("--precisions needs a baseline and at least one other")
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not args.report_only:
+        for seed in seeds:  # both precisions of a seed before the next seed: pairs complete early
+            for precision in precisions:
+                out = out_dir / f"{run_name(precision, seed)}.json"
+                if out.exists():
+                    print(f"== {run_name(precision, seed)}: done ({out})", flush=True)
+                    continue
+                run_one(args, precision, seed, out)
+    report(out_dir, seeds, precisions)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -39,12 +39,15 @@ class _BiRecurrence(torch.autograd.Function):
         w_t = w_hh.transpose(1, 2)  # (2, H, 3H)
         bias = b_hh[:, None, :]
         with torch.autocast(gi.device.type, enabled=False):  # the precision of each product is chosen here
-            w_low = None if lowp is None else w_t.to(lowp)
+            if lowp is not None:  # buffers reused by every step: no per-step allocations of mixed sizes
+                w_low = w_t.to(lowp)
+                h_low, gh_low, gh = gi.new_empty(D, B, H, dtype=lowp), gi.new_empty(D, B, H3, dtype=lowp), gi.new_empty(D, B, H3)
             for t in range(T):
-                if w_low is None:
+                if lowp is None:
                     gh = torch.baddbmm(bias, h, w_t)  # (2, B, 3H)
                 else:  # the product in low precision, the state and the gates in float32
-                    gh = torch.bmm(h.to(lowp), w_low).float().add_(bias)
+                    torch.bmm(h_low.copy_(h), w_low, out=gh_low)
+                    gh.copy_(gh_low).add_(bias)
                 gi_t = gi[:, t]
                 rz = torch.sigmoid(gi_t[..., : 2 * H] + gh[..., : 2 * H], out=saved_rz[:, t])
                 h_n = gh[..., 2 * H:]
@@ -67,7 +70,9 @@ class _BiRecurrence(torch.autograd.Function):
         d_in = outs.new_empty(D, T, B, H)  # gradient of n's input-side pre-activation
         dh = outs.new_zeros(D, B, H)
         zeros = outs.new_zeros(D, B, H)
-        w_low = w_hh if lowp is None else w_hh.to(lowp)
+        if lowp is not None:
+            w_low = w_hh.to(lowp)
+            g_low, dh_low = outs.new_empty(D, B, 3 * H, dtype=lowp), outs.new_empty(D, B, H, dtype=lowp)
         for t in range(T - 1, -1, -1):
             dh = dh + d_outs[:, t]
             h_prev = outs[:, t - 1] if t > 0 else zeros
@@ -84,7 +89,7 @@ class _BiRecurrence(torch.autograd.Function):
             if lowp is None:
                 dh = torch.baddbmm(dh * carry, g, w_hh)
             else:
-                dh = torch.bmm(g.to(lowp), w_low).float().addcmul_(dh, carry)
+                dh = torch.bmm(g_low.copy_(g), w_low, out=dh_low).float().addcmul_(dh, carry)
         d_gi = torch.cat([d_gh[..., : 2 * H], d_in], -1)
         h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1).reshape(D, T * B, H)
         flat = d_gh.reshape(D, T * B, 3 * H)

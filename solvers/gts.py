@@ -7,6 +7,7 @@ smaller option (hidden 256) for quick CPU runs; it is never chosen silently.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import torch
@@ -63,6 +64,17 @@ class GRUEncoder(nn.Module):
         return out[..., :H] + out[..., H:], h_n[-2] + h_n[-1]
 
 
+def _decoder_precision(device: torch.device):
+    """The tree decoder runs in float32 on CPU even when training autocasts to bfloat16 there
+    (``precision="bf16"``): only the encoder's recurrence gains from bf16. The decoder's products are
+    small (one goal per problem a step), so the casts cost more than bf16 saves, and their mixed-size
+    temporaries kept glibc's heap growing through an epoch (docs/solvers.md, "bf16 on CPU"). On
+    CUDA autocast stays on throughout."""
+    if device.type == "cpu" and torch.is_autocast_enabled("cpu"):
+        return torch.autocast("cpu", enabled=False)
+    return contextlib.nullcontext()
+
+
 class GTSModel(nn.Module):
     """Implements the trainer's SolverModel protocol (loss, token_log_probs, beam_search, encode)."""
 
@@ -76,7 +88,8 @@ class GTSModel(nn.Module):
     def context(self, batch: Batch) -> DecoderContext:
         enc, problem = self.encoder(batch.tokens, batch.lengths)
         text_mask = torch.arange(batch.tokens.shape[1], device=enc.device)[None] < batch.lengths.to(enc.device)[:, None]
-        return self.decoder.context(enc, text_mask, problem, batch.qty_positions, batch.qty_mask)
+        with _decoder_precision(enc.device):
+            return self.decoder.context(enc, text_mask, problem, batch.qty_positions, batch.qty_mask)
 
     def token_log_probs(self, batch: Batch) -> torch.Tensor:
         assert batch.target is not None and batch.target_mask is not None, "token_log_probs needs targets"
@@ -84,7 +97,9 @@ class GTSModel(nn.Module):
 
     def loss(self, batch: Batch) -> torch.Tensor:
         """Mean negative log-likelihood per target token (the public code's masked cross-entropy)."""
-        return tree_loss(self.decoder, self.context(batch), batch, self.cfg.any_equal_slot)
+        context = self.context(batch)
+        with _decoder_precision(context.enc.device):
+            return tree_loss(self.decoder, context, batch, self.cfg.any_equal_slot)
 
     def beam_search(self, batch: Batch, beam_size: int) -> list[Hypothesis]:
         return beam_search(self.decoder, self.context(batch), batch.n_quantities, beam_size, self.cfg.max_output_length)

@@ -222,3 +222,30 @@ def test_overfits_eight_problems_and_likelihood_rises(tmp_path):
 def test_unknown_config_key_is_an_error():
     with pytest.raises(TypeError):
         GTSSolver(hiden_size=64)
+
+
+def test_under_cpu_bf16_autocast_only_the_encoder_computes_in_bf16():
+    """precision="bf16" on CPU: the encoder's products run in bfloat16, the tree decoder's in float32
+    (they gain nothing from bf16 there and their mixed temporaries grew the heap)."""
+    problems = toy_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(0)
+    model = GTSModel(TINY, enc)
+    seen = {}
+
+    def record(name):
+        def hook(module, inputs, output):
+            seen.setdefault(name, set()).add(output.dtype)
+        return hook
+    for name, module in model.decoder.named_modules():
+        if isinstance(module, torch.nn.Linear):
+            module.register_forward_hook(record("decoder." + name))
+    batch = enc.batch(problems)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        low = model.loss(batch)
+        encoder_product = torch.nn.functional.linear(torch.ones(2, 4), torch.ones(3, 4))  # autocast is on here
+    assert encoder_product.dtype == torch.bfloat16
+    assert len(seen) >= 8 and all(dtypes == {torch.float32} for dtypes in seen.values()), seen
+    full = model.loss(batch)
+    assert low.dtype == torch.float32
+    assert low.item() != full.item() and abs(low.item() - full.item()) < 0.02 * full.item()  # the encoder's bf16

@@ -32,6 +32,7 @@ from tasks.loop.record import RoundRecord, relative_gap, table_row
 from tasks.loop.sharding import ScoringWorkers
 
 FAULT_ENV = "COMPAUG_FAIL_AT_ROUND"  # fault injection for resume tests: fail when this round starts
+EPOCH_FAULT_ENV = "COMPAUG_FAIL_AFTER_EPOCH"  # "R:E": fail in round R once epoch E is trained and logged
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ def _epoch_callback(r: int, tracker: LoopTracker, progress: LoopProgress) -> Cal
     def on_epoch(stats: EpochStats) -> None:
         tracker.log_epoch(r, stats)
         show(stats)
+        if os.environ.get(EPOCH_FAULT_ENV) == f"{r}:{stats.epoch}":
+            raise RuntimeError(f"injected failure after epoch {stats.epoch} of round {r} ({EPOCH_FAULT_ENV})")
 
     return on_epoch
 

@@ -4,8 +4,9 @@ import json
 import math
 
 import pytest
+import torch
 
-from flows.augment_loop import FAULT_ENV, augment_loop
+from flows.augment_loop import EPOCH_FAULT_ENV, FAULT_ENV, augment_loop
 from flows.params import LoopParams
 from mwp.problem import read_problems_jsonl
 from tasks.loop import rundir
@@ -217,6 +218,34 @@ def test_resume_after_a_failure_skips_finished_rounds_and_ends_with_the_same_poo
     assert sorted(children) == [0, 1, 2]  # round 2's child, FAILED by the injected failure, was reopened
     assert children[2].info.status == "FINISHED" and children[2].data.tags["compaug.attempts"] == "2"
 
+
+def test_a_round_killed_mid_training_continues_from_its_last_epoch(prefect_harness, tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+    from solvers.registry import load_solver
+
+    train = {"epochs": 3, "batch_size": 32, "beam_size": 2}
+    reference = tiny_params(tmp_path / "reference", rounds=1, warm_start=True, train=train)
+    augment_loop(reference)
+    params = tiny_params(tmp_path / "interrupted", rounds=1, warm_start=True, train=train)
+    monkeypatch.setenv(EPOCH_FAULT_ENV, "1:2")
+    with pytest.raises(Exception, match="injected failure after epoch 2 of round 1"):
+        augment_loop(params)
+    round_1 = rundir.round_dir(params.run_dir(), 1)
+    assert (round_1 / "train_state" / "train_state.pt").exists() and rundir.completed_rounds(params.run_dir()) == [0]
+    monkeypatch.delenv(EPOCH_FAULT_ENV)
+    result = augment_loop(params)
+    assert not (round_1 / "train_state" / "train_state.pt").exists()  # removed once the checkpoint was saved
+    epochs = json.loads((round_1 / "epochs.json").read_text())
+    assert [e["epoch"] for e in epochs] == [1, 2, 3]
+    expected = json.loads((rundir.round_dir(reference.run_dir(), 1) / "epochs.json").read_text())
+    assert [e["train_loss"] for e in epochs] == [e["train_loss"] for e in expected]
+    a = load_solver(round_1 / "checkpoint", device="cpu").model.state_dict()
+    b = load_solver(rundir.round_dir(reference.run_dir(), 1) / "checkpoint", device="cpu").model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)  # the weights of an uninterrupted round
+    # only epoch 3 was trained again: MLflow holds each epoch once
+    child = _children(MlflowClient(tracking_uri=result["tracking_uri"]), result)[1]
+    history = MlflowClient(tracking_uri=result["tracking_uri"]).get_metric_history(child.info.run_id, "epoch/train_loss")
+    assert sorted(m.step for m in history) == [1, 2, 3]
 
 def test_a_split_file_gives_comdiv_and_iid_sets_and_the_pools_compound_divergence(prefect_harness, tmp_path):
     from mwp.builtin import generate_corpus

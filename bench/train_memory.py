@@ -48,6 +48,8 @@ def main(argv=None) -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--every", type=int, default=6, help="print every this many batches")
     ap.add_argument("--malloc-trim", action="store_true", help="call glibc's malloc_trim(0) after every batch")
+    ap.add_argument("--trim-every-epoch", action="store_true", help="call glibc's malloc_trim(0) after every epoch")
+    ap.add_argument("--epochs", type=int, default=1, help="epochs in a row (memory the allocator keeps can grow over epochs)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     trim = ctypes.CDLL("libc.so.6").malloc_trim if args.malloc_trim else None
@@ -76,11 +78,16 @@ def main(argv=None) -> None:
     scaler = torch.amp.GradScaler("cuda", enabled=False)
     device = torch.device("cpu")
     watch = _Watch(args.every, trim)
-    start = time.process_time()
-    _train_epoch(model, encoding, train, config, optimizer, scaler, random.Random(0), device,
-                 _autocast_dtype(device, config.precision), watch)
-    print(f"epoch ({watch.batches} batches, {time.process_time() - start:.1f} CPU s): peak {peak_mb()} MB, current "
-          f"{current_mb()} MB", flush=True)
+    rng = random.Random(0)
+    for epoch in range(1, args.epochs + 1):
+        start, watch.batches = time.process_time(), 0
+        _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device,
+                     _autocast_dtype(device, config.precision), watch)
+        print(f"epoch{'' if args.epochs == 1 else f' {epoch}'} ({watch.batches} batches, "
+              f"{time.process_time() - start:.1f} CPU s): peak {peak_mb()} MB, current {current_mb()} MB", flush=True)
+        if args.trim_every_epoch:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+            print(f"  after malloc_trim: current {current_mb()} MB", flush=True)
 
 
 class _Watch:

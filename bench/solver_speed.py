@@ -208,7 +208,8 @@ def main(argv=None) -> int:
         timed = train_model(GTSModel(cfg, encoding), encoding, train, [], TrainConfig(
             epochs=args.epochs, batch_size=args.batch_size, seed=args.seed, progress=False, precision=other), report)
         compared[other] = statistics.median(e.seconds for e in timed.epochs)
-        print(f"precision {other}: {compared[other]:.1f} s per epoch (median of {args.epochs})", flush=True)
+        print(f"precision {other} ({timed.precision}): {compared[other]:.1f} s per epoch (median of {args.epochs})",
+              flush=True)
     tcfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, beam_size=args.beam, seed=args.seed,
                        progress=False, eval_every=1 if args.epochs > 1 else 10**9, precision=precision,
                        resume_dir=args.resume_dir)
@@ -217,7 +218,7 @@ def main(argv=None) -> int:
     for other, seconds in compared.items():
         print(f"precision {precision} vs {other}: {seconds / epoch_s:.2f}x faster per epoch (same run)", flush=True)
     achieved = flops / epoch_s
-    print(f"training: {epoch_s:.1f} s per epoch (median of {len(result.epochs)}; {len(train)} problems, "
+    print(f"training ({precision}: {result.precision}): {epoch_s:.1f} s per epoch (median of {len(result.epochs)}; {len(train)} problems, "
           f"{len(train) / epoch_s:.0f} problems/s); " + (
               f"best epoch {result.best_epoch} by valid answer acc {result.best_valid_answer_acc}"
               if result.best_valid_answer_acc is not None else f"weights of the last epoch ({result.best_epoch})"),
@@ -273,7 +274,7 @@ def main(argv=None) -> int:
             "test": len(test), "epoch_seconds": epoch_s, "epoch_seconds_all": [e.seconds for e in result.epochs],
             "valid_answer_acc": [e.valid_answer_acc for e in result.epochs], "best_epoch": result.best_epoch,
             "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,
-            "bf16_matmul_gflop_s": bf16_matmul / 1e9, "precision": precision,
+            "bf16_matmul_gflop_s": bf16_matmul / 1e9, "precision": precision, "precision_ran": result.precision,
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "gomp_spincount": os.environ.get("GOMP_SPINCOUNT"),
             "reference_omp_wait": args.reference_omp_wait,
             "compared_epoch_seconds": compared,

@@ -128,6 +128,7 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
         shutil.copytree(rundir.round_dir(run_dir, r - 1) / "checkpoint", checkpoint, dirs_exist_ok=True)
         previous = rundir.read_record(run_dir, r - 1)
         train_seconds, best_epoch, valid_acc = 0.0, previous.best_epoch, previous.valid_answer_acc
+        precision = previous.precision
     else:
         warm = rundir.round_dir(run_dir, r - 1) / "checkpoint" if (params.warm_start and r > 0) else None
         # A round's training saves its state after every epoch: a run killed mid-training continues
@@ -137,6 +138,7 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
                                      checkpoint, warm, _epoch_callback(r, tracker, progress))
         rundir.write_json_atomic(rd / "epochs.json", summary.epochs)  # the validation curve, for reports
         train_seconds, best_epoch, valid_acc = summary.seconds, summary.best_epoch, summary.best_valid_answer_acc
+        precision = summary.precision
     tests = steps.evaluate_solver(checkpoint, sets.tests, configs.train.beam_size, device, rd)
     divergence = None
     compositional = [name for name in sets.tests if name not in ("iid", "iid_holdout")]
@@ -146,7 +148,7 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
     record = RoundRecord(round=r, pool_size=pool_size, train_seconds=train_seconds, best_epoch=best_epoch,
                          valid_answer_acc=valid_acc, tests=tests, relative_gap=relative_gap(tests),
                          round_seconds=time.perf_counter() - start, generation=generation,
-                         compound_divergence=divergence)
+                         compound_divergence=divergence, precision=precision)
     sample = _kept_sample(rd / "kept.jsonl") if generation is not None else None
     tracker.log_round(record, sample)
     create_table_artifact(table=[{"metric": k, "value": _rounded(v)} for k, v in record.metrics().items()],

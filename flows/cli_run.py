@@ -204,6 +204,7 @@ def format_summary(result: dict[str, Any]) -> str:
         "",
         f"run directory : {result['run_dir']}",
         f"final solver  : {result['final_checkpoint']}",
+        f"trained in    : {', '.join(sorted({r.precision for r in records if r.precision})) or '-'}",
         f"MLflow        : experiment {result['experiment']!r}, parent run {result['mlflow_run_id']} at {tracking}",
     ]
     if tracking.startswith("sqlite:"):

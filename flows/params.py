@@ -104,7 +104,8 @@ class TrainSettings(Strict):
     grad_clip: float = Field(_TRAIN.grad_clip, gt=0, description="gradient norm clipping")
     precision: Literal[PRECISIONS] = Field(_TRAIN.precision, description="auto: mixed precision on CUDA, float32 on "
                                            "CPU; fp32: float32 everywhere; bf16: bfloat16 matrix products on CPU "
-                                           "too (fastest on CPUs with AVX512-BF16 or AMX)")
+                                           "too (faster for a GTS of hidden 256 or more on CPUs with AVX512-BF16 "
+                                           "or AMX; more memory)")
 
     def config(self, seed: int, device: str, progress: bool) -> TrainConfig:
         return TrainConfig(**self.model_dump(), seed=seed, device=device, progress=progress)

@@ -226,6 +226,8 @@ class LoopTracker:
                 self.client.log_metric(self.parent_run_id, key, value, step=round_index)
                 self.client.log_metric(child, key, value, step=round_index)
         self.client.log_dict(child, record.to_dict(), f"round_{round_index:02d}/metrics.json")
+        if record.precision is not None:
+            self.client.set_tag(child, "compaug.precision", record.precision)
         if kept_sample is not None:
             self.client.log_dict(child, {"kept_sample": kept_sample}, f"round_{round_index:02d}/kept_sample.json")
 

@@ -6,10 +6,10 @@ A model the trainer drives is a ``torch.nn.Module`` with four methods over a :cl
 valid prefix expressions over the problem's own slots) and ``encode`` ((B, H) pooled vectors).
 
 Training: seeded, device auto (CUDA when available, else CPU), mixed precision on CUDA (and bfloat16
-on CPU with ``precision="bf16"``), Adam with
-weight decay, learning rate halved every ``lr_halving_epochs``, gradient clipping, length-bucketed
-shuffled batches, best epoch chosen on VALIDATION answer accuracy only (a copy of its weights is
-kept and restored at the end), optional early stopping, one tqdm bar over every epoch's batches (so
+on CPU with ``precision="bf16"``; ``TrainResult.precision`` says what ran), Adam with weight decay,
+learning rate halved every ``lr_halving_epochs``, gradient clipping, length-bucketed shuffled batches,
+best epoch chosen on VALIDATION answer accuracy only (a copy of its weights is kept and restored at the
+end), optional early stopping, one tqdm bar over every epoch's batches (so
 its ETA is the whole training's). ``EpochStats.seconds`` is the training pass alone (validation
 excluded); ``TrainResult.seconds`` is everything. Nothing is logged: per-epoch :class:`EpochStats`
 go to ``on_epoch`` and into the returned :class:`TrainResult`. With ``TrainConfig.resume_dir`` the
@@ -261,4 +261,9 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     model.eval()
     return TrainResult(epochs=tuple(history), best_epoch=best_epoch,
                        best_valid_answer_acc=best_acc if best_acc >= 0 else None,
-                       seconds=time.perf_counter() - started)
+                       seconds=time.perf_counter() - started, precision=precision_name(amp_dtype))
+
+
+def precision_name(amp_dtype: torch.dtype | None) -> str:
+    """What a training's products ran in: "fp32", "bf16" or "fp16"."""
+    return {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[amp_dtype]

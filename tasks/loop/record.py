@@ -45,6 +45,7 @@ class RoundRecord:
     round_seconds: float
     generation: Generation | None = None  # None in round 0 and in rounds without augmentation
     compound_divergence: float | None = None  # DBCA^c pool -> compositional test set, with a split file
+    precision: str | None = None  # what the round's training ran in (fp32, bf16, fp16); None in older records
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,7 +64,7 @@ class RoundRecord:
         """Every number of the round under one flat name (MLflow metric names, table columns):
         ``<set>_answer_acc``, ``rejected_<reason>``, ``verified_<operator>``, ...; None left out."""
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)
-                               if f.name not in ("tests", "generation")}
+                               if f.name not in ("tests", "generation", "precision")}
         for name, m in self.tests.items():
             out.update({f"{name}_answer_acc": m.answer_acc, f"{name}_equation_acc": m.equation_acc,
                         f"{name}_invalid_rate": m.invalid_rate})

@@ -69,8 +69,9 @@ def train_solver(pool_path: Path, valid_path: Path, solver_name: str, solver_con
     train = read_problems_jsonl(pool_path)
     summary = training.train_solver(train, read_problems_jsonl(valid_path), solver_name, solver_config, train_config,
                                     checkpoint_dir, warm_start_from, on_epoch)
-    get_run_logger().info("trained %s on %d problems in %.1fs; best epoch %d (valid acc %s)", solver_name,
-                          len(train), summary.seconds, summary.best_epoch, summary.best_valid_answer_acc)
+    get_run_logger().info("trained %s (%s) on %d problems in %.1fs; best epoch %d (valid acc %s)", solver_name,
+                          summary.precision, len(train), summary.seconds, summary.best_epoch,
+                          summary.best_valid_answer_acc)
     return summary
 
 

@@ -29,6 +29,7 @@ class TrainSummary:
     seconds: float
     epochs: list[dict[str, Any]]  # EpochStats as dicts, one per epoch
     train_size: int
+    precision: str = "fp32"  # what the training's products ran in (TrainConfig.precision resolved)
 
 
 def train_solver(train: Sequence[Problem], valid: Sequence[Problem], solver_name: str, solver_config: Any,
@@ -65,7 +66,7 @@ def train_solver(train: Sequence[Problem], valid: Sequence[Problem], solver_name
     return TrainSummary(
         checkpoint=str(checkpoint_dir), best_epoch=result.best_epoch,
         best_valid_answer_acc=result.best_valid_answer_acc, seconds=time.perf_counter() - start,
-        epochs=[asdict(e) for e in result.epochs], train_size=len(train),
+        epochs=[asdict(e) for e in result.epochs], train_size=len(train), precision=result.precision,
     )
 
 

@@ -78,6 +78,7 @@ def test_round_files_exist(finished_run):
         assert (rundir.round_dir(run_dir, r) / "kept.jsonl").exists()
     metrics = json.loads((rundir.round_dir(run_dir, 2) / "metrics.json").read_text())
     assert 0.0 <= metrics["tests"]["iid"]["answer_acc"] <= 1.0
+    assert metrics["precision"] == "fp32"  # what the round trained in: the toy GTS is float32 under auto
     assert rundir.read_record(run_dir, 2) == result["rounds"][2]  # the record round-trips through its file
 
 
@@ -132,6 +133,7 @@ def test_each_round_child_spans_its_round_with_epoch_and_round_metrics_on_separa
             steps = {m.step for m in client.get_metric_history(child.info.run_id, key)}
             assert steps == (set(range(1, epochs + 1)) if key.startswith("epoch/") else {r}), key
         assert set(record.metrics()) <= set(child.data.metrics)
+        assert child.data.tags["compaug.precision"] == record.precision == "fp32"
         names = {a.path for a in client.list_artifacts(child.info.run_id, f"round_{r:02d}")}
         assert f"round_{r:02d}/metrics.json" in names and (f"round_{r:02d}/kept_sample.json" in names) == (r > 0)
 

@@ -115,6 +115,7 @@ def test_bf16_training_on_cpu_autocasts_and_keeps_float32_weights():
         solver = GTSSolver(GTSConfig(embedding_size=16, hidden_size=16, dropout=0.0, min_count=1))
         result = solver.fit(problems, [], TrainConfig(epochs=8, batch_size=4, lr=0.02, progress=False, seed=0,
                                                       device="cpu", precision=precision))
+        assert result.precision == ("bf16" if precision == "bf16" else "fp32")  # what ran, "auto" resolved
         return solver, [e.train_loss for e in result.epochs]
 
     full, full_losses = fit("fp32")

@@ -86,7 +86,7 @@ def report(out_dir: Path, seeds: list[int], precisions: list[str]) -> None:
               + ("; one seed: the interval covers test problems, not seeds" if interval.seeds == 1 else "") + ")")
         same = [runs[p, s]["epoch_seconds"] / runs[base, s]["epoch_seconds"] for s in a]
         print(f"{p} epoch time / {base} epoch time, per seed: " + ", ".join(f"{x:.2f}" for x in same)
-              + " (separate runs one after the other: not a same-run ratio)")
+              + " (separate processes, side by side with --workers: not a same-process ratio)")
 
 
 def main(argv=None) -> int:

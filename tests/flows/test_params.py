@@ -23,7 +23,8 @@ def parse(*argv: str) -> LoopParams:
 
 def test_settings_models_use_the_pure_configs_field_names_and_defaults():
     train_fields = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
-    assert set(TrainSettings.model_fields) == set(train_fields) - {"seed", "device", "progress"}
+    # resume_dir is no parameter: the flow gives each round its own (round_NN/train_state)
+    assert set(TrainSettings.model_fields) == set(train_fields) - {"seed", "device", "progress", "resume_dir"}
     assert all(TrainSettings.model_fields[k].default == train_fields[k] for k in TrainSettings.model_fields)
     augment_fields = {f.name: f.default for f in dataclasses.fields(AugmentConfig)}
     assert set(AugmentSettings.model_fields) == set(augment_fields) - {"seed"}

@@ -3,7 +3,7 @@ paired per seed on the same test problems, with a bootstrap interval of the diff
 
 Each (seed, precision) is one ``bench/solver_speed.py`` run of the published protocol (a fixed number
 of epochs on the whole train side, the last epoch scored once on the seed's test side; ``--epochs 80
---valid-fraction 0``), in its own process, one after the other. A run whose JSON is in ``--out-dir``
+--valid-fraction 0``), in its own process, ``--workers`` at a time (default one after the other). A run whose JSON is in ``--out-dir``
 is done and not run again; an unfinished run continues from its last epoch (``--resume-dir``: the
 training state after every epoch, under ``--state-dir``), so the whole comparison (six runs of about
 half an hour each on 2 cores) can span several sittings: run the same command again.
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from concurrent.futures import ThreadPoolExecutor
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,8 +41,8 @@ def run_one(args, precision: str, seed: int, out: Path) -> None:
     started = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT)
     if done.returncode != 0:
-        raise RuntimeError(f"{run_name(precision, seed)} failed (exit {done.returncode}); run the command again to "
-                         f"continue it from its last epoch")
+        raise RuntimeError(f"{run_name(precision, seed)} failed (exit {done.returncode}); run the command again "
+                           f"to continue it from its last epoch")
     state = Path(args.state_dir) / run_name(precision, seed) / "train_state.pt"
     state.unlink(missing_ok=True)  # the JSON is the result now
     print(f"== {run_name(precision, seed)} done in {time.perf_counter() - started:.0f} s", flush=True)

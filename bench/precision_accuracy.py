@@ -3,10 +3,11 @@ paired per seed on the same test problems, with a bootstrap interval of the diff
 
 Each (seed, precision) is one ``bench/solver_speed.py`` run of the published protocol (a fixed number
 of epochs on the whole train side, the last epoch scored once on the seed's test side; ``--epochs 80
---valid-fraction 0``), in its own process, ``--workers`` at a time (default one after the other). A run whose JSON is in ``--out-dir``
-is done and not run again; an unfinished run continues from its last epoch (``--resume-dir``: the
-training state after every epoch, under ``--state-dir``), so the whole comparison (six runs of about
-half an hour each on 2 cores) can span several sittings: run the same command again.
+--valid-fraction 0``), in its own process, ``--workers`` at a time (default one after the other). A run
+whose JSON is in ``--out-dir`` is done and not run again; an unfinished run continues from its last
+epoch (``--resume-dir``: the training state after every epoch, under ``--state-dir``), so the whole
+comparison (six runs of about half an hour each on 2 cores) can span several sittings: run the same
+command again.
 
     .venv/bin/python bench/precision_accuracy.py --seeds 0,1,2 --precisions fp32,bf16 \\
         --out-dir docs/measurements/precision_accuracy

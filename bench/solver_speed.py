@@ -218,8 +218,8 @@ def main(argv=None) -> int:
     for other, seconds in compared.items():
         print(f"precision {precision} vs {other}: {seconds / epoch_s:.2f}x faster per epoch (same run)", flush=True)
     achieved = flops / epoch_s
-    print(f"training ({precision}: {result.precision}): {epoch_s:.1f} s per epoch (median of {len(result.epochs)}; {len(train)} problems, "
-          f"{len(train) / epoch_s:.0f} problems/s); " + (
+    print(f"training ({precision}: {result.precision}): {epoch_s:.1f} s per epoch (median of {len(result.epochs)}; "
+          f"{len(train)} problems, {len(train) / epoch_s:.0f} problems/s); " + (
               f"best epoch {result.best_epoch} by valid answer acc {result.best_valid_answer_acc}"
               if result.best_valid_answer_acc is not None else f"weights of the last epoch ({result.best_epoch})"),
           flush=True)

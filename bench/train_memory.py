@@ -52,7 +52,8 @@ def main(argv=None) -> None:
     ap.add_argument("--epochs", type=int, default=1, help="epochs in a row (memory the allocator keeps can grow over epochs)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    trim = ctypes.CDLL("libc.so.6").malloc_trim if args.malloc_trim else None
+    malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim if args.malloc_trim or args.trim_every_epoch else None
+    trim = malloc_trim if args.malloc_trim else None
     train, _, _ = split(load_dataset("mawps", args.data).problems, 0, 0.2, 0.1)
     cfg = GTSConfig(embedding_size=128, hidden_size=args.hidden)
     encoding = build_encoding(train, min_count=cfg.min_count)
@@ -78,15 +79,14 @@ def main(argv=None) -> None:
     scaler = torch.amp.GradScaler("cuda", enabled=False)
     device = torch.device("cpu")
     watch = _Watch(args.every, trim)
-    rng = random.Random(0)
+    rng, amp_dtype = random.Random(0), _autocast_dtype(device, config.precision)
     for epoch in range(1, args.epochs + 1):
         start, watch.batches = time.process_time(), 0
-        _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device,
-                     _autocast_dtype(device, config.precision), watch)
+        _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device, amp_dtype, watch)
         print(f"epoch{'' if args.epochs == 1 else f' {epoch}'} ({watch.batches} batches, "
               f"{time.process_time() - start:.1f} CPU s): peak {peak_mb()} MB, current {current_mb()} MB", flush=True)
         if args.trim_every_epoch:
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
+            malloc_trim(0)
             print(f"  after malloc_trim: current {current_mb()} MB", flush=True)
 
 

@@ -97,7 +97,7 @@ class TrainResult:
     best_epoch: int  # chosen on validation answer accuracy only
     best_valid_answer_acc: float | None
     seconds: float
-    precision: str = "fp32"  # what the training's products ran in: fp32, bf16 or fp16 ("auto" resolved)
+    precision: str  # what the training's products ran in: fp32, bf16 or fp16 ("auto" resolved)
 
 
 @dataclass(frozen=True)

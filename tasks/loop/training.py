@@ -29,7 +29,7 @@ class TrainSummary:
     seconds: float
     epochs: list[dict[str, Any]]  # EpochStats as dicts, one per epoch
     train_size: int
-    precision: str = "fp32"  # what the training's products ran in (TrainConfig.precision resolved)
+    precision: str  # what the training's products ran in (TrainConfig.precision resolved)
 
 
 def train_solver(train: Sequence[Problem], valid: Sequence[Problem], solver_name: str, solver_config: Any,

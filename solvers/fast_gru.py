@@ -19,12 +19,17 @@ import math
 import torch
 from torch import nn
 
+from solvers.dropout import Dropout
+
 
 class _BiRecurrence(torch.autograd.Function):
     """Recurrent part of one layer, both directions stacked on dim 0.
 
     gi: (2, T, B, 3H) input projections (bias included); mask: (2, T, B, 1) float;
-    w_hh: (2, 3H, H); b_hh: (2, 3H). Returns states (2, T, B, H)."""
+    w_hh: (2, 3H, H); b_hh: (2, 3H). Returns the states as the layer's output sequence (T, B, 2H)
+    ([forward; backward] in input time order) and each direction's last state (2, B, H). Returning
+    these rather than the (2, T, B, H) states keeps slicing them apart out of autograd: each slice's
+    backward would allocate and fill a zero tensor of the states' full size."""
 
     @staticmethod
     def forward(ctx, gi, mask, w_hh, b_hh):
@@ -58,17 +63,17 @@ class _BiRecurrence(torch.autograd.Function):
                 outs[:, t] = h
         ctx.lowp = lowp
         ctx.save_for_backward(mask, w_hh, outs, saved_rz, saved_n, saved_hn)
-        return outs
+        return torch.cat([outs[0], outs[1].flip(0)], -1), outs[:, -1].clone()
 
     @staticmethod
-    def backward(ctx, d_outs):
+    def backward(ctx, d_seq, d_final):
         mask, w_hh, outs, RZ, N, HN = ctx.saved_tensors
         lowp = ctx.lowp
         D, T, B, H = outs.shape
-        d_outs = d_outs.float()
+        d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype)  # (2, T, B, H)
         d_gh = outs.new_empty(D, T, B, 3 * H)  # gradients of the recurrent pre-activations [r, z, r * n]
         d_in = outs.new_empty(D, T, B, H)  # gradient of n's input-side pre-activation
-        dh = outs.new_zeros(D, B, H)
+        dh = d_final.to(outs.dtype)  # the last state is also the output at step T - 1
         zeros = outs.new_zeros(D, B, H)
         if lowp is not None:
             w_low = w_hh.to(lowp)
@@ -114,7 +119,7 @@ class BiGRU(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int, dropout: float = 0.0):
         super().__init__()
         self.hidden_size, self.num_layers = hidden_size, num_layers
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         H = hidden_size
         self.w_ih = nn.ParameterList()
         self.b_ih = nn.ParameterList()
@@ -142,8 +147,10 @@ class BiGRU(nn.Module):
             if layer:
                 seq = self.dropout(seq)
             inputs = torch.stack([seq, seq.flip(0)])  # (2, T, B, E): the backward direction reads reversed time
-            gi = torch.einsum("dtbe,dge->dtbg", inputs, self.w_ih[layer]) + self.b_ih[layer][:, None, None, :]
-            states = _BiRecurrence.apply(gi, mask, self.w_hh[layer], self.b_hh[layer])  # (2, T, B, H)
-            finals += [states[0, -1], states[1, -1]]
-            seq = torch.cat([states[0], states[1].flip(0)], -1)  # (T, B, 2H)
+            # input projections of every step, bias added by the product (no separate (2, T, B, 3H) add);
+            # in the weights' dtype under autocast too (the recurrence keeps its state and gates there)
+            gi = torch.baddbmm(self.b_ih[layer][:, None, :], inputs.reshape(2, T * B, -1),
+                               self.w_ih[layer].transpose(1, 2)).to(self.w_hh[layer].dtype).view(2, T, B, -1)
+            seq, last = _BiRecurrence.apply(gi, mask, self.w_hh[layer], self.b_hh[layer])  # (T, B, 2H), (2, B, H)
+            finals += [last[0], last[1]]
         return seq.transpose(0, 1), torch.stack(finals)

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from solvers.base import check_config
+from solvers.dropout import Dropout
 from solvers.fast_gru import BiGRU
 from solvers.gts_beam import beam_search
 from solvers.gts_decoder import DecoderContext, GTSDecoder, tree_loss
@@ -52,7 +53,7 @@ class GRUEncoder(nn.Module):
         super().__init__()
         self.hidden_size = cfg.hidden_size
         self.embedding = nn.Embedding(vocab_size, cfg.embedding_size, padding_idx=0)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         # nn.GRU's equations with a faster CPU backward (solvers/fast_gru.py)
         self.gru = BiGRU(cfg.embedding_size, cfg.hidden_size, cfg.n_layers, dropout=cfg.dropout if cfg.n_layers > 1 else 0.0)
 

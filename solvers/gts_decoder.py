@@ -30,6 +30,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from solvers.dropout import Dropout
+from solvers.step_autograd import DeferredLinears, row_prefixes
+
 NEG = -1e12  # logit of a masked choice (finite, so that an empty choice set cannot produce NaN)
 
 
@@ -57,6 +60,12 @@ class DecoderContext:
 
     def repeat(self, k: int) -> "DecoderContext":
         return DecoderContext(*(t.repeat_interleave(k, dim=0) for t in self._fields()))
+
+    def prefixes(self, sizes: list[int]) -> dict[int, "DecoderContext"]:
+        """``{n: self.head(n)}`` for each distinct n, sliced once (solvers/step_autograd.py's
+        row_prefixes: in backward each prefix's gradient is added into rows [:n] of one buffer)."""
+        parts = [row_prefixes(t, sizes) for t in self._fields()]
+        return {n: DecoderContext(*(part[n] for part in parts)) for n in parts[0]}
 
 
 @dataclass
@@ -203,12 +212,15 @@ def _gated(x: torch.Tensor) -> torch.Tensor:
     return torch.tanh(value) * torch.sigmoid(gate)
 
 
+_STEP_LAYERS = ("goal_left", "goal_right", "attn_goal", "score_leaf", "ops", "generate", "merge")
+
+
 class GTSDecoder(nn.Module):
     def __init__(self, hidden_size: int, embedding_size: int, n_ops: int, n_constants: int, dropout: float):
         super().__init__()
         H, E = hidden_size, embedding_size
         self.n_ops, self.n_constants = n_ops, n_constants
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.constants = nn.Parameter(torch.randn(n_constants, H))  # (C, H) learned constant embeddings
         self.goal_left = nn.Linear(H, 2 * H)  # value and gate of a left child / root goal
         self.goal_right = nn.Linear(2 * H, 2 * H)  # from [left subtree; parent's right goal]
@@ -234,33 +246,47 @@ class GTSDecoder(nn.Module):
         return DecoderContext(enc, self.attn_enc(enc), text_mask, num_emb,
                               self.score_num(self.dropout(num_emb)), num_mask, problem)
 
-    def left_goal(self, parent_goal: torch.Tensor) -> torch.Tensor:
-        return _gated(self.goal_left(self.dropout(parent_goal)))
+    def step_layers(self) -> DeferredLinears:
+        """The linear layers every decoding step applies, for one teacher-forced pass: their weight
+        gradients are computed once over all steps (solvers/step_autograd.py)."""
+        return DeferredLinears({name: getattr(self, name) for name in _STEP_LAYERS})
 
-    def right_goal(self, left_subtree: torch.Tensor, parent_goal: torch.Tensor) -> torch.Tensor:
-        return _gated(self.goal_right(self.dropout(torch.cat([left_subtree, parent_goal], -1))))
+    def _layer(self, layers: DeferredLinears | None, name: str):
+        return getattr(self, name) if layers is None else layers[name]
 
-    def scores(self, ctx: DecoderContext, goal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def left_goal(self, parent_goal: torch.Tensor, layers: DeferredLinears | None = None) -> torch.Tensor:
+        return _gated(self._layer(layers, "goal_left")(self.dropout(parent_goal)))
+
+    def right_goal(self, left_subtree: torch.Tensor, parent_goal: torch.Tensor,
+                   layers: DeferredLinears | None = None) -> torch.Tensor:
+        return _gated(self._layer(layers, "goal_right")(self.dropout(torch.cat([left_subtree, parent_goal], -1))))
+
+    def scores(self, ctx: DecoderContext, goal: torch.Tensor,
+               layers: DeferredLinears | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits over [operators | constants | the batch's quantity slots] (R, n_ops+C+Q) and the
         attention context (R, H) of goals (R, H)."""
         q = self.dropout(goal)
-        energy = self.attn_v(torch.tanh(self.attn_goal(q)[:, None] + ctx.enc_proj)).squeeze(-1)  # (R, T)
+        energy = self.attn_v(torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + ctx.enc_proj)).squeeze(-1)
         weights = energy.masked_fill(~ctx.text_mask, NEG).softmax(-1)
         context = torch.bmm(weights[:, None], ctx.enc).squeeze(1)  # (R, H)
         leaf = self.dropout(torch.cat([goal, context], -1))  # (R, 2H)
-        num = self.score_v(torch.tanh(self.score_leaf(leaf)[:, None] + ctx.num_proj)).squeeze(-1)  # (R, C+Q)
+        score_leaf = self._layer(layers, "score_leaf")
+        num = self.score_v(torch.tanh(score_leaf(leaf)[:, None] + ctx.num_proj)).squeeze(-1)  # (R, C+Q)
         num = num.masked_fill(~ctx.num_mask, NEG)
-        return torch.cat([self.ops(leaf), num], -1), context
+        return torch.cat([self._layer(layers, "ops")(leaf), num], -1), context
 
-    def child_goals(self, goal: torch.Tensor, context: torch.Tensor, op_ids: torch.Tensor):
+    def child_goals(self, goal: torch.Tensor, context: torch.Tensor, op_ids: torch.Tensor,
+                    layers: DeferredLinears | None = None):
         """Left and right child goals (R, H) of operator nodes, and the operator embeddings (R, E)."""
         label = self.op_embedding(op_ids.clamp(0, self.n_ops - 1))
-        out = self.generate(torch.cat([self.dropout(goal), self.dropout(context), self.dropout(label)], -1))
+        generate = self._layer(layers, "generate")
+        out = generate(torch.cat([self.dropout(goal), self.dropout(context), self.dropout(label)], -1))
         left, right = out.chunk(2, dim=-1)
         return _gated(left), _gated(right), label
 
-    def merge_subtrees(self, label: torch.Tensor, left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
-        return _gated(self.merge(self.dropout(torch.cat([label, left, right], -1))))
+    def merge_subtrees(self, label: torch.Tensor, left: torch.Tensor, right: torch.Tensor,
+                       layers: DeferredLinears | None = None) -> torch.Tensor:
+        return _gated(self._layer(layers, "merge")(self.dropout(torch.cat([label, left, right], -1))))
 
     def leaf_embedding(self, ctx: DecoderContext, ids: torch.Tensor) -> torch.Tensor:
         """Embedding (R, H) of constant/quantity output ids (operator ids give row 0, unused)."""
@@ -309,20 +335,22 @@ class GTSDecoder(nn.Module):
         plan = step_rows(sorted_targets, self.n_ops, L, active, target.device)
         op_left, op_right, op_label, subtrees = [], [], [], []  # outputs of the steps so far (see StepRows)
         out = torch.zeros(B, L, device=target.device)
+        layers = self.step_layers()
+        prefixes = ctx.prefixes(active)
         for t in range(L):
             n = active[t]
-            rows = ctx.head(n)
+            rows = prefixes[n]
             if t == 0:
-                goal = self.left_goal(rows.problem)
+                goal = self.left_goal(rows.problem, layers)
             else:
                 parts = []
                 if plan.left[t].numel():
-                    parts.append(self.left_goal(torch.cat(op_left).index_select(0, plan.left_goal_at[t])))
+                    parts.append(self.left_goal(torch.cat(op_left).index_select(0, plan.left_goal_at[t]), layers))
                 if plan.right[t].numel():
                     parts.append(self.right_goal(torch.cat(subtrees).index_select(0, plan.sibling_at[t]),
-                                                 torch.cat(op_right).index_select(0, plan.right_goal_at[t])))
+                                                 torch.cat(op_right).index_select(0, plan.right_goal_at[t]), layers))
                 goal = (torch.cat(parts) if len(parts) > 1 else parts[0]).index_select(0, plan.unsort[t])  # (n, H)
-            logits, context = self.scores(rows, goal)
+            logits, context = self.scores(rows, goal, layers)
             tok = target[:n, t]
             if choose_at[t]:
                 tok = self.best_equal_slot(logits, tok, qty_class[:n])
@@ -330,7 +358,7 @@ class GTSDecoder(nn.Module):
             out = out.index_put((torch.arange(n, device=out.device), torch.full((n,), t, device=out.device)), logp)
             ops = plan.ops[t]
             left, right, label = self.child_goals(goal.index_select(0, ops), context.index_select(0, ops),
-                                                  tok.index_select(0, ops))
+                                                  tok.index_select(0, ops), layers)
             op_left.append(left)
             op_right.append(right)
             op_label.append(label)
@@ -338,7 +366,7 @@ class GTSDecoder(nn.Module):
             for k, merging in enumerate(plan.merge_rows[t]):
                 merged = self.merge_subtrees(torch.cat(op_label).index_select(0, plan.merge_label_at[t][k]),
                                              torch.cat(subtrees).index_select(0, plan.merge_left_at[t][k]),
-                                             subtree.index_select(0, merging))
+                                             subtree.index_select(0, merging), layers)
                 subtree = subtree.index_copy(0, merging, merged)
             subtrees.append(subtree)
         return torch.zeros_like(out).index_copy(0, order, out)  # (B, L), back in input order

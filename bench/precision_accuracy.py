@@ -13,6 +13,13 @@ command again.
         --out-dir docs/measurements/precision_accuracy
     .venv/bin/python bench/precision_accuracy.py --workers 2 --threads 1 ...   # two one-thread runs at a time
     .venv/bin/python bench/precision_accuracy.py ... --report-only   # the table of the runs done so far
+
+A change to the code that could move accuracy is checked the same way: run the runs of the new code into
+a new ``--out-dir`` and give the old code's runs (same seeds, same script) as ``--baseline-dir``; the
+report then pairs each precision's runs with the baseline's, seed by seed, on the same test problems.
+
+    .venv/bin/python bench/precision_accuracy.py --seeds 0,1,2 --precisions fp32 --workers 2 --threads 1 \
+        --out-dir NEW --baseline-dir docs/measurements/precision_accuracy
 """
 from __future__ import annotations
 
@@ -49,13 +56,52 @@ def run_one(args, precision: str, seed: int, out: Path) -> None:
     print(f"== {run_name(precision, seed)} done in {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def report(out_dir: Path, seeds: list[int], precisions: list[str]) -> None:
+def load_runs(out_dir: Path, seeds: list[int], precisions: list[str]) -> dict[tuple[str, int], dict]:
     runs = {}
     for precision in precisions:
         for seed in seeds:
             path = out_dir / f"{run_name(precision, seed)}.json"
             if path.exists():
                 runs[precision, seed] = json.loads(path.read_text())
+    return runs
+
+
+def paired_line(label: str, a: dict[int, dict], b: dict[int, dict]) -> str:
+    """The paired bootstrap interval of a - b over the seeds both have (runs keyed by seed)."""
+    seeds = [s for s in a if s in b]
+    if not seeds:
+        return f"{label}: no seed has both runs yet"
+    interval = paired_bootstrap_per_seed({s: a[s]["test_correct"] for s in seeds},
+                                         {s: b[s]["test_correct"] for s in seeds})
+    return (f"{label}: {interval.difference:+.4f} [{interval.low:+.4f}, {interval.high:+.4f}] (95% paired "
+            f"bootstrap over {interval.seeds} seeds and their {interval.problems} test problems"
+            + ("; one seed: the interval covers test problems, not seeds" if interval.seeds == 1 else "") + ")")
+
+
+def report_against(out_dir: Path, baseline_dir: Path, seeds: list[int], precisions: list[str]) -> None:
+    """Each precision's runs here against the same precision's runs in ``baseline_dir``, per seed."""
+    new, old = load_runs(out_dir, seeds, precisions), load_runs(baseline_dir, seeds, precisions)
+    print(f"\nthis run set ({out_dir}) against the baseline ({baseline_dir}), same seeds and test problems")
+    print("| seed | precision | baseline: test answer acc (epoch s) | this: test answer acc (epoch s) | this - baseline |")
+    print("|---|---|---|---|---|")
+    for p in precisions:
+        for seed in seeds:
+            a, b = new.get((p, seed)), old.get((p, seed))
+            cells = ["-" if r is None else f"{r['test_answer_acc']:.4f} ({r['epoch_seconds']:.1f})" for r in (b, a)]
+            diff = "-" if a is None or b is None else f"{a['test_answer_acc'] - b['test_answer_acc']:+.4f}"
+            print(f"| {seed} | {p} | {cells[0]} | {cells[1]} | {diff} |")
+    for p in precisions:
+        for label, runs in (("baseline", old), ("this", new)):
+            accs = [runs[p, s]["test_answer_acc"] for s in seeds if (p, s) in runs]
+            if accs:
+                mean, std = mean_std(accs)
+                print(f"{p} {label}: mean test answer acc {mean:.4f} +- {std:.4f} (sample std over {len(accs)} seeds)")
+        print(paired_line(f"{p} this - baseline", {s: new[p, s] for s in seeds if (p, s) in new},
+                          {s: old[p, s] for s in seeds if (p, s) in old}))
+
+
+def report(out_dir: Path, seeds: list[int], precisions: list[str]) -> None:
+    runs = load_runs(out_dir, seeds, precisions)
     base, *others = precisions
     print(f"\n| seed | " + " | ".join(f"{p}: test answer acc (epoch s)" for p in precisions) + " | "
           + " | ".join(f"{p} - {base}" for p in others) + " |")
@@ -76,15 +122,10 @@ def report(out_dir: Path, seeds: list[int], precisions: list[str]) -> None:
             mean, std = mean_std(accs)
             print(f"{p}: mean test answer acc {mean:.4f} +- {std:.4f} (sample std over {len(accs)} seeds)")
     for p in others:
-        a = {s: runs[p, s]["test_correct"] for s in seeds if (p, s) in runs and (base, s) in runs}
-        b = {s: runs[base, s]["test_correct"] for s in a}
+        a = {s: runs[p, s] for s in seeds if (p, s) in runs and (base, s) in runs}
+        print(paired_line(f"{p} - {base}", a, {s: runs[base, s] for s in a}))
         if not a:
-            print(f"{p} - {base}: no seed has both runs yet")
             continue
-        interval = paired_bootstrap_per_seed(a, b)
-        print(f"{p} - {base}: {interval.difference:+.4f} [{interval.low:+.4f}, {interval.high:+.4f}] (95% paired "
-              f"bootstrap over {interval.seeds} seeds and their {interval.problems} test problems"
-              + ("; one seed: the interval covers test problems, not seeds" if interval.seeds == 1 else "") + ")")
         same = [runs[p, s]["epoch_seconds"] / runs[base, s]["epoch_seconds"] for s in a]
         print(f"{p} epoch time / {base} epoch time, per seed: " + ", ".join(f"{x:.2f}" for x in same)
               + " (separate processes, side by side with --workers: not a same-process ratio)")
@@ -103,11 +144,13 @@ def main(argv=None) -> int:
     ap.add_argument("--state-dir", default=str(ROOT / "runs/precision_accuracy_state"),
                     help="training states of unfinished runs")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--baseline-dir", help="runs of the same seeds and precisions by other code (the "
+                                           "comparison of a code change): reported against this run set")
     args = ap.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     precisions = [p.strip() for p in args.precisions.split(",")]
-    if len(precisions) < 2:
-        ap.error("--precisions needs a baseline and at least one other")
+    if len(precisions) < 2 and not args.baseline_dir:
+        ap.error("--precisions needs a baseline and at least one other (or a --baseline-dir to compare with)")
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
@@ -126,7 +169,10 @@ def main(argv=None) -> int:
             failed = [str(f.exception()) for f in futures if f.exception() is not None]
         if failed:
             raise SystemExit("\n".join(failed))
-    report(out_dir, seeds, precisions)
+    if len(precisions) > 1:
+        report(out_dir, seeds, precisions)
+    if args.baseline_dir:
+        report_against(out_dir, Path(args.baseline_dir), seeds, precisions)
     return 0
 
 

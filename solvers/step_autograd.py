@@ -6,12 +6,15 @@ states) at every step. With plain autograd both cost memory traffic proportional
 the full tensor size in backward:
 
 - every call's weight gradient is its own thin product (out x n) @ (n x in) that writes a whole
-  weight-sized tensor, which autograd then adds into ``.grad``: on a paper-size GTS about 12% of a
-  training step on CPU. :class:`DeferredLinears` keeps, per layer, the inputs and output gradients of
-  every call and computes the weight and bias gradients once, as one product over all calls' rows;
+  weight-sized tensor, which autograd then adds into ``.grad``. :class:`DeferredLinears` keeps, per
+  layer, the inputs and output gradients of every call and computes the weight and bias gradients
+  once, as one product over all calls' rows;
 - every ``x[:n]`` slice's backward allocates a zero tensor of x's full size and then adds it into
   the accumulated gradient. :func:`row_prefixes` slices x once for all the prefix lengths a batch
   needs, and its backward adds each prefix's gradient into one zero tensor, rows ``[:n]`` only.
+
+In a torch profile of 8 paper-size GTS training batches on CPU, zero fills, gradient additions and
+matrix products other than the batched ones took 1.48 s of 7.2 s, and 0.82 s with these two.
 
 Both compute the same gradients as plain autograd (up to floating-point summation order); neither
 supports double backward.

@@ -13,6 +13,8 @@ kept for backward (a float mask would take four times the memory). On other devi
 """
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -23,9 +25,7 @@ def keep_mask(shape: torch.Size | tuple[int, ...], p: float) -> tuple[torch.Tens
     """A CPU boolean mask of ``shape`` whose elements are True with probability ``1 - p`` (p rounded
     to a multiple of 1/65536), and that exact keep probability."""
     threshold = min(round(p * _LEVELS), _LEVELS - 1)
-    n = 1
-    for size in shape:
-        n *= size
+    n = math.prod(shape)
     words = torch.randint(-2 ** 63, 2 ** 63 - 1, ((n + 3) // 4,), dtype=torch.int64)  # 64 random bits each
     draws = words.view(torch.int16)[:n].view(shape)  # uniform over [-32768, 32767]
     return draws >= threshold - _LEVELS // 2, 1.0 - threshold / _LEVELS

@@ -65,6 +65,14 @@ def loss_similarity(solver: Solver, candidates: Sequence[Problem], *, pool: Mapp
     return [s * (lc - ls) / max(ls, 1e-8) for s, lc, ls in zip(similarity, cand_loss, src_loss)]
 
 
+def uncertainty(solver: Solver, candidates: Sequence[Problem], *, batch_size: int = 64, **_: object) -> list[float]:
+    """Active learning's least-confidence score: 1 - the length-normalized probability of the
+    candidate's expression, so that a top fraction keeps the verified candidates the solver is least
+    sure of. Verification already guarantees each candidate's label, so the ranker need not filter
+    nonsense; the least sure are the ones a retraining learns most from."""
+    return [1.0 - c for c in confidence(solver, candidates, batch_size=batch_size)]
+
+
 def random_score(solver: Solver | None, candidates: Sequence[Problem], *, seed: int = 0, **_: object) -> list[float]:
     """The "- DataRanker" ablation: a seeded random score per candidate (by id, so order-free)."""
     return [random.Random(f"{seed}:{c.id}").random() for c in candidates]
@@ -75,6 +83,7 @@ SCORES: dict[str, ScoreFn] = {
     "confidence-sum": lambda solver, cands, **kw: confidence(solver, cands, normalize=False, **kw),
     "agreement": agreement,
     "loss-similarity": loss_similarity,
+    "uncertainty": uncertainty,
     "random": random_score,
 }
 POOL_SCORES = frozenset({"loss-similarity"})  # the scores that read the candidates' source problems from the pool

@@ -54,6 +54,16 @@ def test_loss_similarity_follows_paper_000_by_hand(solver):
         score_candidates("loss-similarity", solver, [cand], pool={})
 
 
+def test_uncertainty_ranks_the_least_confident_first(solver):
+    problems = toy_problems()
+    right = problems[0]
+    wrong = replace(with_expression(right, from_prefix(["-", "N1", "N0"])), id="wrong")
+    conf = score_candidates("confidence", solver, [right, wrong])
+    unsure = score_candidates("uncertainty", solver, [right, wrong])
+    assert unsure == pytest.approx([1 - c for c in conf])
+    assert unsure[1] > unsure[0]  # the expression the solver did not learn is the less sure one
+
+
 def test_random_score_is_seeded_and_order_free():
     problems = toy_problems()
     a = score_candidates("random", None, problems, seed=1)
@@ -66,4 +76,4 @@ def test_unknown_score_and_missing_solver_are_errors():
         score_candidates("vibes", None, toy_problems())
     with pytest.raises(ValueError, match="needs a trained solver"):
         score_candidates("confidence", None, toy_problems())
-    assert set(SCORES) == {"confidence", "confidence-sum", "agreement", "loss-similarity", "random"}
+    assert set(SCORES) == {"confidence", "confidence-sum", "agreement", "loss-similarity", "uncertainty", "random"}

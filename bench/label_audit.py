@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.audit_files import JudgedFileError, read_judged, write_sample  # noqa: E402
 from flows.environment import apply_defaults  # noqa: E402
 
 apply_defaults()
@@ -74,8 +75,7 @@ def audit_round(name: str, train, valid, held_out: dict, solver_options: dict, e
                          "answer": float(c.answer), "confidence": round(kept_ids[c.id], 4),
                          "parents": [{"id": pid, "text": by_id[pid].text} for pid in c.provenance.parents],
                          "detail": c.provenance.detail, "verdict": "", "reason": ""})
-    with open(out / f"{name}.sample.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    write_sample(out / f"{name}.sample.jsonl", rows)
     record = {"dataset": name, "train": len(train), "solver": solver_options, "epochs": epochs,
               "best_epoch": summary.best_epoch, "valid_answer_acc": summary.best_valid_answer_acc,
               "verified": dict(Counter(c.provenance.operator for c in batch.candidates)),
@@ -90,11 +90,12 @@ def audit_round(name: str, train, valid, held_out: dict, solver_options: dict, e
 def score(directory: Path) -> int:
     counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for path in sorted(directory.glob("*.judged.jsonl")):
-        for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            row = json.loads(line)
-            if row.get("verdict") not in VERDICTS:
-                print(f"{path}:{line_no}: verdict must be one of {VERDICTS}, got {row.get('verdict')!r}", file=sys.stderr)
-                return 2
+        try:
+            rows = read_judged(path, VERDICTS)
+        except JudgedFileError as err:
+            print(err, file=sys.stderr)
+            return 2
+        for row in rows:
             counts[(row["dataset"], row["operator"])][row["verdict"]] += 1
             counts[("all", row["operator"])][row["verdict"]] += 1
     print("| data | operator | judged | correct | wrong_label | incoherent_text | precision |")

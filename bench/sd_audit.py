@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -49,11 +50,21 @@ def load_sd(directory: Path) -> tuple[dict, list, list]:
     return document, read_problems_jsonl(directory / "train.jsonl"), read_problems_jsonl(directory / "test.jsonl")
 
 
+def infix_with_values(problem) -> str:
+    """The expression with the problem's numbers in place of N0, N1, ...; a fraction is bracketed, so
+    that 90/(2/3) does not read as 90/2/3."""
+    from mwp.expr import format_number, to_infix
+
+    def shown(match: re.Match) -> str:
+        text = format_number(problem.values[int(match.group(1))])
+        return f"({text})" if "/" in text else text
+
+    return re.sub(r"N(\d+)", shown, to_infix(problem.expression))
+
+
 def audit_rows(name: str, document: dict, train: list, test: list, per_kind: int, seed: int) -> tuple[list, dict]:
     """The sampled rows (``per_kind`` training parts and lexical items, or all when fewer, ordered by id)
     and the counts of what they were drawn from."""
-    from mwp.expr import Num, substitute, to_infix
-
     labels = document["labels"]
     parts = [p for p in train if p.provenance.operator == "sd_decomposition"]
     lexical = [p for p in test if labels.get(p.id) == "lexical"]
@@ -65,8 +76,7 @@ def audit_rows(name: str, document: dict, train: list, test: list, per_kind: int
     rows = []
     for kind, pool in (("train", parts), ("lexical", lexical)):
         for p in sorted(rng.sample(pool, min(per_kind, len(pool))), key=lambda p: p.id):
-            equation = to_infix(substitute(p.expression, {i: Num(v) for i, v in enumerate(p.values)}))
-            rows.append({"set": name, "id": p.id, "kind": kind, "text": p.text, "expression": equation,
+            rows.append({"set": name, "id": p.id, "kind": kind, "text": p.text, "expression": infix_with_values(p),
                          "answer": float(p.answer), "rule": p.provenance.detail,
                          "parents": list(p.provenance.parents), "verdict": "", "reason": ""})
     counts = {"set": name, "train": len(train), "train_parts": len(parts),

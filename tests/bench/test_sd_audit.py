@@ -107,3 +107,8 @@ def test_label_audit_scores_through_the_shared_reader(tmp_path, capsys):
     (tmp_path / "e.judged.jsonl").write_text('{"dataset": "e", "operator": "op1", "verdict": "maybe"}\n')
     assert label_audit.score(tmp_path) == 2
     assert "e.judged.jsonl:1: verdict must be one of" in capsys.readouterr().err
+
+
+def test_expression_shows_a_fraction_value_in_brackets():
+    problem = _problem("f", "Tom has 90 apples. That is 2/3 of the pears. How many pears?", "x=90/(2/3)", 135)
+    assert sd_audit.infix_with_values(problem) == "90/(2/3)"  # not 90/2/3, which reads as 45/3

@@ -188,6 +188,8 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
         sets, report = steps.prepare_data(data, run_dir, params.seed, params.test_fraction, params.valid_fraction,
                                           params.split_file, params.iid_holdout_fraction)
         gap = steps.prepare_gap_measure(data, params.split_file, run_dir) if params.split_file else None
+        for line in rundir.redo_unreadable(run_dir):  # a damaged marker: that round and later ones again
+            logger.warning(line)
         done = set(rundir.completed_rounds(run_dir))
         if done:
             logger.info("resuming %s: rounds %s already complete", run_dir, sorted(done))

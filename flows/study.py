@@ -105,6 +105,7 @@ def _study_run(params: StudyParams) -> str:
     from mlflow.tracking import MlflowClient
 
     from flows.tracking import ensure_experiment
+    from mwp.durable import write_json_durable
 
     state_path = params.directory() / "mlflow.json"
     uri = params.tracking()
@@ -116,7 +117,7 @@ def _study_run(params: StudyParams) -> str:
     experiment = ensure_experiment(client, f"compaug-study-{params.name}", uri)
     run = client.create_run(experiment, run_name=params.name, tags={"compaug.study_dir": str(params.directory())})
     client.log_dict(run.info.run_id, params.model_dump(mode="json"), "study_params.json")
-    state_path.write_text(json.dumps({"tracking_uri": uri, "run_id": run.info.run_id}))
+    write_json_durable(state_path, {"tracking_uri": uri, "run_id": run.info.run_id})
     return run.info.run_id
 
 

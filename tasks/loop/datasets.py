@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from mwp.durable import sync_tree
 from mwp.problem import Problem, write_jsonl
 from mwp.readers import DataSpec
 from tasks.loop.rundir import write_json_atomic
@@ -176,6 +177,7 @@ def prepare_sets(data: DataSpec, directory: Path, seed: int, test_fraction: floa
               "duplicates_dropped": result.skipped.get("duplicate_problem", 0),
               "split_sides_share_duplicates": shared,
               "source_sha256": fingerprint}
+    sync_tree(directory)  # the sets are on disk before report.json, which marks them complete
     write_json_atomic(directory / "report.json", report)
     return sets, report
 

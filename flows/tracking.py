@@ -21,7 +21,6 @@ tag ``compaug.attempts`` and logs its epochs again: MLflow keeps both points at 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -163,13 +162,12 @@ class LoopTracker:
     @classmethod
     def open(cls, tracking_uri: str, experiment: str, run_dir: Path, params: Mapping[str, Any],
              flow_run_id: str | None, run_name: str) -> "LoopTracker":
-        os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-        from mlflow.tracking import MlflowClient
+        from flows.startup import prepare_experiment, tracking_client
 
-        client = MlflowClient(tracking_uri=tracking_uri)
+        client = tracking_client(tracking_uri)  # a new SQLite store is created by one process at a time
         state_path = run_dir / "mlflow.json"
         state = json.loads(state_path.read_text()) if state_path.exists() else {}
-        experiment_id = ensure_experiment(client, experiment, tracking_uri)
+        experiment_id = prepare_experiment(client, experiment, tracking_uri)
         parent = state.get("parent_run_id") if state.get("tracking_uri") == tracking_uri else None
         if parent:
             client.update_run(parent, status="RUNNING")

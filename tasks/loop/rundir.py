@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -26,24 +27,54 @@ from mwp.problem import Problem, read_problems_jsonl
 from tasks.loop.record import RoundRecord
 
 
-def lock(run_dir: Path):
-    """An exclusive lock on the run directory for as long as the returned file stays open (the process
-    holds it; it goes with the process). A second run on the same directory is refused, never interleaved."""
+class RunLock:
+    """A held run-directory lock (:func:`lock`); ``close`` releases this holder's share of it."""
+
+    def __init__(self, key: str):
+        self.key, self.closed = key, False
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        with _HELD_GUARD:
+            entry = _HELD[self.key]
+            entry[1] -= 1
+            if entry[1] == 0:
+                entry[0].close()
+                del _HELD[self.key]
+
+
+_HELD: dict[str, list] = {}  # resolved run directory -> [open lock file, holders in this process]
+_HELD_GUARD = threading.Lock()
+
+
+def lock(run_dir: Path) -> RunLock:
+    """An exclusive lock on the run directory for as long as a returned lock stays open (the process
+    holds it; it goes with the process). A second run on the same directory is refused, never
+    interleaved. Within one process the lock is shared: the command that took it before starting any
+    work (so that a refusal comes before a Prefect flow run exists) can run the flow that takes it again."""
     import fcntl
 
-    handle = open(run_dir / ".lock", "a+", encoding="utf-8")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    key = str(Path(run_dir).resolve())
+    with _HELD_GUARD:
+        if key in _HELD:
+            _HELD[key][1] += 1
+            return RunLock(key)
+        handle = open(run_dir / ".lock", "a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise ValueError(f"{run_dir} is in use by another run ({holder}); wait for it or use another --out") from None
         handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise ValueError(f"{run_dir} is in use by another run ({holder}); wait for it or use another --out") from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
-    return handle
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        _HELD[key] = [handle, 1]
+        return RunLock(key)
 
 
 def round_dir(run_dir: Path, round_index: int) -> Path:

@@ -310,20 +310,33 @@ def test_resuming_after_the_data_changed_is_refused(prefect_harness, tmp_path):
     data.write_text("".join(json.dumps(r) + "\n" for r in rows[:-1]))  # one record fewer
     with pytest.raises(ValueError, match="changed since this run started"):
         augment_loop(params)
+    from mlflow.tracking import MlflowClient
+
+    # refused before the tracker reopened the run: the finished run stays FINISHED
+    assert MlflowClient(tracking_uri=first["tracking_uri"]).get_run(first["mlflow_run_id"]).info.status == "FINISHED"
 
 
 def test_a_second_run_on_a_locked_run_directory_is_refused(prefect_harness, tmp_path):
-    from tasks.loop.rundir import lock
+    import subprocess
+    import sys
+    from pathlib import Path
 
     params = tiny_params(tmp_path, rounds=0)
     params.run_dir().mkdir(parents=True)
-    held = lock(params.run_dir())
+    # another process holds the directory (within one process the lock is shared: the CLI takes it
+    # before it starts the flow, which takes it again)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from tasks.loop.rundir import lock; held = lock(Path(sys.argv[1])); "
+                               "print('held', flush=True); time.sleep(300)", str(params.run_dir())],
+                              cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, text=True)
     try:
+        assert holder.stdout.readline().strip() == "held"
         with pytest.raises(ValueError, match="is in use by another run"):
             augment_loop(params)
     finally:
-        held.close()
-    assert not (params.run_dir() / "round_00").exists()
+        holder.kill()
+        holder.wait()
+    assert not (params.run_dir() / "round_00").exists() and not (params.run_dir() / "mlflow.json").exists()
 
 
 def test_warm_started_rounds_train_their_own_epoch_count(prefect_harness, tmp_path):

@@ -61,3 +61,20 @@ def test_redo_unreadable_sets_aside_the_bad_marker_and_every_later_one(tmp_path)
 def test_nothing_is_set_aside_when_every_marker_reads(tmp_path):
     _three_rounds(tmp_path)
     assert rundir.redo_unreadable(tmp_path) == [] and rundir.completed_rounds(tmp_path) == [0, 1, 2]
+
+
+def test_the_run_lock_is_shared_within_a_process_and_released_with_its_last_holder(tmp_path):
+    import subprocess
+    import sys
+
+    def other_process_can_lock() -> bool:
+        code = "import sys; from pathlib import Path; from tasks.loop.rundir import lock; lock(Path(sys.argv[1]))"
+        return subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True).returncode == 0
+
+    first = rundir.lock(tmp_path)
+    second = rundir.lock(tmp_path)  # the flow started by the command that took it
+    second.close()
+    assert not other_process_can_lock()  # the command still holds it
+    first.close()
+    first.close()  # closing twice releases nothing twice
+    assert other_process_can_lock()

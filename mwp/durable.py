@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
@@ -35,7 +35,9 @@ def write_durable(path: str | os.PathLike, write: Callable[[BinaryIO], None]) ->
     over ``path``, then the directory fsynced. A failure in ``write`` removes the temporary file and
     leaves ``path`` as it was."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # os.open with mode 0o666 honours the umask, as an ordinary write would (mkstemp makes 0o600 files)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

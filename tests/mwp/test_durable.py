@@ -97,3 +97,10 @@ def test_sync_tree_fsyncs_every_file_and_folder(tmp_path, monkeypatch):
     durable.sync_tree(tmp_path)
     assert sorted(synced) == sorted([str(tmp_path), str(tmp_path / "checkpoint"), str(tmp_path / "pool.jsonl"),
                                      str(tmp_path / "checkpoint" / "weights")])
+
+
+def test_the_new_file_gets_the_permissions_an_ordinary_write_would(tmp_path):
+    ordinary = tmp_path / "ordinary.json"
+    ordinary.write_text("{}")
+    durable.write_json_durable(tmp_path / "durable.json", {})
+    assert (tmp_path / "durable.json").stat().st_mode == ordinary.stat().st_mode

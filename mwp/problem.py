@@ -206,8 +206,7 @@ def with_word_quantities(sentences: Sequence[Sequence[str]], quantities: Sequenc
                          values: Iterable[Fraction]) -> list[Quantity]:
     """``quantities`` plus, for each of ``values`` (numbers the equation uses that no quantity gives),
     the first number word of the text with that value that counts only where the equation uses it
-    ("twice", "half", "a dozen", "one" not as a pronoun: :func:`mwp.text.conditional_number_word`),
-    in order of appearance."""
+    ("twice", "half", "a dozen": :func:`mwp.text.conditional_number_word`), in order of appearance."""
     wanted = set(values)
     taken = {(q.sentence, q.token) for q in quantities}
     out = list(quantities)
@@ -319,7 +318,9 @@ def build_problem(
     check_answer: bool = True,
 ) -> Problem:
     """Tokenize, find quantities, parse the equation (solving for x when needed; an expression tree
-    is used as given), map numbers to slots and check the answer. Raises :class:`ProblemError` with a skip reason."""
+    is used as given), check the answer, add the number words the equation uses ("twice" for a 2 no
+    digit gives), map numbers to slots and require at least one slot. Raises :class:`ProblemError`
+    with a skip reason."""
     language = language or detect_language(text)
     sentences = split_sentences(tokenize(text, language))
     quantities = find_quantities(sentences, language)

@@ -4,9 +4,9 @@ the holder a clause names ("Mary"). Operation 1 composes only where the question
 statement counts (paper 003 Figure 3a, the environment "_ peaches"); swaps use the same forms; the
 consistency checks (consistency.py) use all of it.
 
-No tagger is available offline, so the rules are small and conservative: an entity is a word that
-follows a quantity (or an interrogative "how many/much"), singular and plural folded; anything the
-rules cannot read is ``None`` and the callers count it as unreadable rather than guess. English is
+The rules are small and conservative: an entity is a word that follows a quantity (or an interrogative
+"how many/much"), singular and plural folded by lemminflect's tables (morph.py); anything the rules
+cannot read is ``None`` and the callers count it as unreadable rather than guess. English is
 read word by word; Chinese by the characters after a number or after 多少/几 (a classifier and a noun).
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ from mwp.expr import quantity_slots
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END, clause_spans, is_number_token
 from tasks.augment.base import CUE_WORDS_EN, UNIT_WORDS
+from tasks.augment.morph import INVARIANT, lemma, plural, singular  # noqa: F401 (re-exported)
 
 # Words that end a noun run after a quantity: function words, auxiliaries, prepositions.
 _FUNCTION = frozenset(
@@ -44,38 +45,9 @@ _CAPITALIZED_NOT_HOLDERS = frozenset(
 _ZH_QUESTION = ("多少", "几")
 
 
-_O_PLURALS = frozenset("potatoes tomatoes mangoes heroes echoes volcanoes mosquitoes dominoes".split())
-# Nouns written the same way whatever the number (or with an irregular plural used as is).
-INVARIANT = frozenset("people children men women fish sheep deer feet teeth mice geese police cattle series "
-                      "species money water juice milk sand rice flour sugar candy".split())
 _BE = frozenset("is are was were be been being am".split())
 _HAVE = frozenset("has have had having".split())
 _AUX = frozenset("do does did will would can could should shall may might must".split())
-_IRREGULAR = {"bought": "buy", "sold": "sell", "made": "make", "gave": "give", "given": "give", "ate": "eat",
-              "eaten": "eat", "took": "take", "taken": "take", "got": "get", "gotten": "get", "found": "find",
-              "spent": "spend", "paid": "pay", "put": "put", "read": "read", "grew": "grow", "grown": "grow",
-              "caught": "catch", "brought": "bring", "won": "win", "lost": "lose", "ran": "run", "swam": "swim",
-              "drove": "drive", "driven": "drive", "rode": "ride", "saw": "see", "seen": "see", "went": "go",
-              "gone": "go", "drew": "draw", "drawn": "draw", "cut": "cut", "left": "leave", "threw": "throw",
-              "kept": "keep", "sent": "send", "wrote": "write", "written": "write", "drank": "drink",
-              "held": "hold", "told": "tell", "sang": "sing", "flew": "fly", "began": "begin", "broke": "break",
-              "chose": "choose", "fed": "feed", "lent": "lend", "met": "meet", "rang": "ring", "sat": "sit",
-              "slept": "sleep", "stood": "stand", "taught": "teach", "thought": "think", "wore": "wear",
-              "built": "build", "shot": "shoot", "hid": "hide", "dug": "dig", "fell": "fall"}
-
-
-def singular(word: str) -> str:
-    """Rough English singular of a plural noun (peaches -> peach, berries -> berry, apples -> apple)."""
-    w = word.lower()
-    if w in _O_PLURALS:
-        return w[:-2]
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("ches", "shes", "xes", "sses", "zzes")):
-        return w[:-2]
-    if w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
-        return w[:-1]
-    return w
 
 
 def entity_key(word: str) -> str:
@@ -96,29 +68,6 @@ def forms(word: str) -> set[str]:
     for w in base:
         out |= {w, w.capitalize(), w + "'s", w.capitalize() + "'s"}
     return out
-
-
-def plural(word: str) -> str:
-    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
-        return word[:-1] + "ies"
-    if word.endswith(("ch", "sh", "x", "ss", "z")):
-        return word + "es"
-    return word + "s"
-
-
-def lemma(word: str) -> str:
-    """A crude verb/noun stem that both sides of a comparison share (picked, picks, picking -> pick)."""
-    w = word.lower()
-    if w in _BE:
-        return "be"
-    if w in _HAVE:
-        return "have"
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
-    for suffix in ("ing", "ed", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            return w[: -len(suffix)]
-    return w
 
 
 def predicate(tokens: Sequence[str], start: int, end: int, entity: str | None, language: str = "en") -> frozenset[str]:

@@ -14,9 +14,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
+from lemminflect import getLemma
+
 from mwp.problem import Problem
 from tasks.augment.base import UNIT_WORDS, Slot, assemble, clause_units
 from tasks.augment.entities import _FUNCTION, INVARIANT, SINGULAR_PRONOUNS, entity_key, heads, names_in, plural, read, singular
+from tasks.augment.morph import lemma
 from tasks.augment.base import skeleton
 
 _FEMALE = frozenset({"she", "her", "hers", "herself"})
@@ -51,8 +54,14 @@ def _bound_mention(tokens: Sequence[str], i: int, kind: str) -> bool:
         return before in _TITLES or (before == "." and before2 in _TITLES)
     after = tokens[i + 1] if i + 1 < len(tokens) else ""
     modifier = before.isalpha() and before.islower() and before not in _FUNCTION
-    compound = after.isalpha() and after.islower() and after not in _FUNCTION
+    compound = after.isalpha() and after.islower() and after not in _FUNCTION and not _inflected_verb(after)
     return modifier or compound
+
+
+def _inflected_verb(word: str) -> bool:
+    """"costs", "weighs", "baked": a verb written with an ending, so the noun before it is its subject
+    ("each cookie costs 2"), not the first half of a compound ("cookie jar")."""
+    return lemma(word) != word and bool(getLemma(word, upos="VERB", lemmatize_oov=False))
 
 
 def pronoun_gender(tokens: Sequence[str]) -> str | None:

@@ -101,8 +101,8 @@ def test_the_operator_renames_the_donor_protagonist_to_the_hosts_holder_of_the_s
 def test_operation2_swaps_an_entity_everywhere_and_leaves_no_trace():
     p = build_problem("p", "Alyssa has 129 cookies. Aiyanna has 140 cookies. How many more cookies does Aiyanna have "
                            "than Alyssa?", "x=140-129", 11, "toy")
-    new = swap_entity(p, Entity("noun", "cooky", "cookie", "cookies"), Entity("noun", "worksheet", "worksheet",
-                      "worksheets"), "geca_op2", "noun: cooky -> worksheet", 1)
+    new = swap_entity(p, Entity("noun", "cookie", "cookie", "cookies"), Entity("noun", "worksheet", "worksheet",
+                      "worksheets"), "geca_op2", "noun: cookie -> worksheet", 1)
     assert new.text == ("Alyssa has 129 worksheets. Aiyanna has 140 worksheets. How many more worksheets does "
                         "Aiyanna have than Alyssa?")
     assert new.expression == p.expression
@@ -117,7 +117,7 @@ def test_operation2_swaps_an_entity_everywhere_and_leaves_no_trace():
 def test_a_swap_that_left_the_old_entity_behind_is_refused_by_the_checks():
     p = build_problem("p", "Alyssa has 129 cookies. How many cookies does Alyssa have?", "x=129", 129, "toy")
     half = build_problem("h", "Alyssa has 129 worksheets. How many cookies does Alyssa have?", "x=129", 129, "toy")
-    half = replace(half, provenance=Provenance("toy", ("p",), "geca_op2", 1, "noun: cooky -> worksheet"))
+    half = replace(half, provenance=Provenance("toy", ("p",), "geca_op2", 1, "noun: cookie -> worksheet"))
     (half,), _ = verify([half])
     assert consistency_reason(half, [p]) in ("check_orphan_entity", "check_question_entity_not_stated")
 

@@ -20,6 +20,7 @@ from typing import Sequence
 from mwp.expr import quantity_slots
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END, clause_spans, is_number_token
+from tasks.augment import zh
 from tasks.augment.base import CUE_WORDS_EN, UNIT_WORDS
 from tasks.augment.morph import INVARIANT, lemma, plural, singular  # noqa: F401 (re-exported)
 
@@ -42,7 +43,6 @@ _CAPITALIZED_NOT_HOLDERS = frozenset(
     "Thursday Friday Saturday Sunday January February March April May June July August September October "
     "November December Now Later Then Today Tonight Yesterday Tomorrow Altogether Also Only Last Next Some "
     "Many Most One Two Three Both Another Other Total Here However So Together Suppose Let Given Use".split())
-_ZH_QUESTION = ("多少", "几")
 
 
 _BE = frozenset("is are was were be been being am".split())
@@ -74,8 +74,8 @@ def predicate(tokens: Sequence[str], start: int, end: int, entity: str | None, l
     """What a clause says of its entity: the stems of its content words and of its be/have verbs, with
     numbers, names, the entity itself, interrogatives, auxiliaries and function words left out.
     ("Tom has 36 peaches," -> {have}; "How many peaches does Tom have?" -> {have})."""
-    if language != "en":
-        return frozenset()
+    if language == "zh":
+        return zh.predicate(tuple(tokens), start, end, entity)
     out = set()
     for tok in tokens[start:end]:
         low = tok.lower()
@@ -96,6 +96,17 @@ def predicates_agree(statement: frozenset[str], question: frozenset[str]) -> boo
     share at least one word (the verb, usually): "Tom has 36 peaches" for "How many peaches does Tom
     have now?", never "has 15 heads of cabbage in his patch" for "How many heads does he have?"."""
     return bool(statement & question) and statement - NEUTRAL_STATEMENT == question - NEUTRAL
+
+
+def neutral(language: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(words a question may add, words a statement may add) in ``language``."""
+    return (zh.NEUTRAL, zh.NEUTRAL_STATEMENT) if language == "zh" else (NEUTRAL, NEUTRAL_STATEMENT)
+
+
+def agree(statement: frozenset[str], question: frozenset[str], language: str) -> bool:
+    """:func:`predicates_agree` with the neutral words of ``language``."""
+    q_neutral, s_neutral = neutral(language)
+    return bool(statement & question) and statement - s_neutral == question - q_neutral
 
 
 # Words a question may add without asking for something else ("How many peaches are left/are there now?");
@@ -165,7 +176,7 @@ def quantity_entity(problem: Problem, slot: int) -> str | None:
     tokens = problem.tokens
     pos = problem.quantity_positions()[slot]
     if problem.language == "zh":
-        return _zh_entity(tokens, pos + 1)
+        return zh.quantity_entities(tuple(tokens), problem.quantity_positions())[slot]
     if pos > 0 and tokens[pos - 1] == "$":
         return "dollar"
     surface = tokens[pos]
@@ -179,16 +190,6 @@ def quantity_entity(problem: Problem, slot: int) -> str | None:
             return _with_complement(tokens, pos + 1, entity_key(nxt))
     span = noun_run(tokens, pos + 1)
     return _with_complement(tokens, span[1] - 1, entity_key(tokens[span[1] - 1])) if span else None
-
-
-def _zh_entity(tokens: Sequence[str], start: int) -> str | None:
-    """A classifier and the noun after it: up to three CJK characters before a number or punctuation."""
-    chars = []
-    for tok in tokens[start:start + 3]:
-        if tok in CLAUSE_END or is_number_token(tok) or not ("\u4e00" <= tok[:1] <= "\u9fff"):
-            break
-        chars.append(tok)
-    return "".join(chars) or None
 
 
 def question_span(problem: Problem) -> tuple[int, int]:
@@ -206,13 +207,7 @@ def question_entity(problem: Problem) -> str | None:
     words = tokens[sentence_start:end]
     lower = [t.lower() for t in words]
     if problem.language == "zh":
-        text = "".join(words)
-        for word in _ZH_QUESTION:
-            at = text.find(word)
-            if at >= 0:
-                rest = [ch for ch in text[at + len(word):]]
-                return _zh_entity(rest, 0)
-        return None
+        return zh.question_entity(tuple(tokens), sentence_start, end)
     for i, w in enumerate(lower[:-1]):
         if w == "number" and lower[i + 1] == "of":
             span = noun_run(words, i + 2)
@@ -269,8 +264,8 @@ def load_names(path: str = str(NAMES_FILE)) -> dict[tuple[str, str], tuple[tuple
 
 
 def lexicon_genders() -> dict[str, str]:
-    """English name -> "f" / "m" from the names lexicon."""
-    return {n[0]: gender for (lang, gender), group in load_names().items() if lang == "en" for n in group}
+    """Name -> "f" / "m" from the names lexicon (Chinese names joined: 小明)."""
+    return {"".join(n): gender for (lang, gender), group in load_names().items() for n in group}
 
 
 @dataclass(frozen=True)
@@ -291,14 +286,23 @@ def read(problem: Problem) -> Reading:
     positions = problem.quantity_positions()
     clause_of = tuple(next((c for c, (a, b) in enumerate(spans) if a <= p < b), len(spans) - 1) for p in positions)
     q_start, q_end = spans[-1] if spans else (0, 0)
-    english = problem.language == "en"
-    first = holder(tokens, 0, len(tokens)) if english else None
+    if problem.language == "zh":
+        key = tuple(tokens)
+        first = zh.holder(key, 0, len(tokens), None, UNRESOLVED)
+        first = None if first == UNRESOLVED else first
+        return Reading(
+            question_entity=question_entity(problem),
+            question_holder=zh.holder(key, q_start, q_end, first, UNRESOLVED),
+            quantity_entities=zh.quantity_entities(key, positions),
+            clause_of_slot=clause_of,
+            clause_holders=tuple(zh.holder(key, a, b, first, UNRESOLVED) for a, b in spans))
+    first = holder(tokens, 0, len(tokens))
     return Reading(
         question_entity=question_entity(problem),
-        question_holder=holder(tokens, q_start, q_end, first) if english else None,
+        question_holder=holder(tokens, q_start, q_end, first),
         quantity_entities=tuple(quantity_entity(problem, j) for j in range(len(positions))),
         clause_of_slot=clause_of,
-        clause_holders=tuple(holder(tokens, a, b, first) if english else None for a, b in spans))
+        clause_holders=tuple(holder(tokens, a, b, first) for a, b in spans))
 
 
 def asks_about_used_entity(problem: Problem) -> bool:
@@ -312,7 +316,10 @@ def asks_about_used_entity(problem: Problem) -> bool:
     used = set(quantity_slots(problem.expression))
     feeding = {reading.clause_of_slot[j] for j in used if j < len(reading.clause_of_slot)}
     spans = clause_spans(problem.tokens)
-    words = {entity_key(t) for c in feeding for t in problem.tokens[slice(*spans[c])] if t.isalpha() or t == "$"}
+    if problem.language == "zh":
+        words = set().union(*(zh.clause_words(tuple(problem.tokens), *spans[c]) for c in feeding))
+    else:
+        words = {entity_key(t) for c in feeding for t in problem.tokens[slice(*spans[c])] if t.isalpha() or t == "$"}
     for e in used_entities(problem):
         words |= heads(e)
     return heads(asked) <= words
@@ -325,8 +332,10 @@ def used_entities(problem: Problem) -> set[str]:
             if j < len(reading.quantity_entities) and reading.quantity_entities[j]}
 
 
-def names_in(tokens: Sequence[str]) -> set[str]:
-    """Every name-like word (see :func:`holder`) of the tokens."""
+def names_in(tokens: Sequence[str], language: str = "en") -> set[str]:
+    """Every name-like word (see :func:`holder`) of the tokens; Chinese: jieba's person names."""
+    if language == "zh":
+        return zh.names_in(tuple(tokens))
     out = set()
     for tok in tokens:
         tok = tok.removesuffix("'s")

@@ -18,8 +18,9 @@ from mwp.expr import Qty, quantity_slots, substitute
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END
 from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units, rng_for
-from tasks.augment.entities import (_FUNCTION, NEUTRAL, NEUTRAL_STATEMENT, SINGULAR_PRONOUNS, UNRESOLVED, has_abbreviation, lexicon_genders, names_in,
-                                    predicate, predicates_agree, rated_nouns, read)
+from tasks.augment import zh
+from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, has_abbreviation, lexicon_genders,
+                                    names_in, neutral, predicate, rated_nouns, read)
 from tasks.augment.swap import nouns_of, pool_entities, pronoun_gender, swap_entity
 
 
@@ -61,8 +62,7 @@ def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, do
     start, end = host_units.spans[clause]
     narrative = list(donor_units.tokens[:donor_units.spans[-1][0]])
     if rename is not None:  # same token count: quantity positions do not move
-        old, new = rename
-        narrative = [new + tok[len(old):] if tok.removesuffix("'s") == old else tok for tok in narrative]
+        narrative = _renamed(narrative, *rename, donor.language)
     if narrative[-1] in CLAUSE_END and host_units.tokens[end - 1] in CLAUSE_END:
         narrative[-1] = host_units.tokens[end - 1]  # the narrative ends as the clause it replaces did
     tokens = host_units.tokens[:start] + narrative + host_units.tokens[end:]
@@ -78,34 +78,66 @@ def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, do
                     host.provenance.source)
 
 
-def _is_rate(tokens: Sequence[str], start: int, end: int) -> bool:
-    """A statement like "each box holds 36 peaches" gives a rate, not an amount a narrative can replace."""
-    return any(t.lower() in ("each", "every", "per") for t in tokens[start:end])
+def _renamed(narrative: list[str], old: str, new: str, language: str) -> list[str]:
+    """The narrative with name ``old`` written ``new`` (English: whole tokens, possessive kept; Chinese:
+    the name's characters, ``old`` and ``new`` of one length so no quantity moves)."""
+    if language != "zh":
+        return [new + tok[len(old):] if tok.removesuffix("'s") == old else tok for tok in narrative]
+    out, i = list(narrative), 0
+    while i + len(old) <= len(out):
+        if "".join(out[i:i + len(old)]) == old:
+            out[i:i + len(old)] = list(new)
+            i += len(old)
+        else:
+            i += 1
+    return out
+
+
+def _is_rate(problem: Problem, start: int, end: int) -> bool:
+    """A statement like "each box holds 36 peaches" (每箱36个) gives a rate, not an amount a narrative can
+    replace."""
+    if problem.language == "zh":
+        return zh.is_rate(tuple(problem.tokens), start, end)
+    return any(t.lower() in ("each", "every", "per") for t in problem.tokens[start:end])
 
 
 def _content(problem: Problem) -> frozenset[str]:
+    if problem.language == "zh":
+        return frozenset(zh.clause_words(tuple(problem.tokens), 0, len(problem.tokens)))
     return frozenset(t.lower() for t in problem.tokens if t.isalpha() and t.lower() not in _FUNCTION)
+
+
+def _rated(problem: Problem, tokens: Sequence[str]) -> set[str]:
+    if problem.language == "zh":
+        return zh.rated_nouns(tuple(tokens))
+    return rated_nouns(tokens)
 
 
 def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, donor: Problem, asked_of: str | None,
                         genders: dict[str, str]) -> tuple[str, str] | None | str:
     """How the donor's narrative fits the host's holder: None (nothing to rename), (old, new) to rename
     the donor's protagonist, or a refusal reason."""
-    narrative_names = names_in(donor.tokens[:clause_units(donor).spans[-1][0]])
-    pronouns_after = any(t.lower() in SINGULAR_PRONOUNS for t in host.tokens[clause_end:])
+    lang = donor.language
+    narrative_names = names_in(donor.tokens[:clause_units(donor).spans[-1][0]], lang)
+    pronouns = zh.PRONOUNS_F | zh.PRONOUNS_M if lang == "zh" else SINGULAR_PRONOUNS
+    pronouns_after = any(t.lower() in pronouns for t in host.tokens[clause_end:])
     if narrative_names - {asked_of} and pronouns_after:
         return "op1_donor_names_someone_else"  # the host's "he"/"she" after it would become ambiguous
     narrative_clauses = clause_units(donor).spans[:-1]
-    if narrative_clauses and donor.tokens[narrative_clauses[-1][0]].lower() == "if":
+    last = "".join(donor.tokens[slice(*narrative_clauses[-1])]) if narrative_clauses else ""
+    if last.lower().startswith("if ") or last.split()[:1] == ["If"] or last.startswith(("如果", "若", "假如")):
         return "op1_donor_narrative_ends_in_a_condition"  # "If he sold 4 of them," needs its question
     if holder is None or holder == asked_of:
         return None
     if asked_of is None or UNRESOLVED in (holder, asked_of):
         return "op1_holder_differs"  # the host says whose it is; the donor's question does not
-    host_names, donor_names = names_in(host.tokens), names_in(donor.tokens)
+    host_names, donor_names = names_in(host.tokens, lang), names_in(donor.tokens, lang)
     if holder in donor_names or asked_of in host_names:
         return "op1_holder_differs"  # renaming would merge two people
-    said_host, said_donor = pronoun_gender(host.tokens), pronoun_gender(donor.tokens)
+    if lang == "zh" and len(holder) != len(asked_of):
+        return "op1_holder_differs"  # a Chinese rename keeps the character count (quantities stay put)
+    gender_of = zh.pronoun_gender if lang == "zh" else pronoun_gender
+    said_host, said_donor = gender_of(host.tokens), gender_of(donor.tokens)
     if "both" in (said_host, said_donor):
         return "op1_holder_gender_differs"
     host_gender = genders.get(holder) or said_host
@@ -135,9 +167,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if not donor_ok(problem, u) or reading.question_entity is None or has_abbreviation(problem.tokens):
             continue
         q_start, q_end = u.spans[-1]
-        if not _is_rate(problem.tokens, q_start, q_end):
-            asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity)
-            donors[(reading.question_entity, asks[d] - NEUTRAL)].append(d)
+        if not _is_rate(problem, q_start, q_end):
+            asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity, problem.language)
+            donors[(reading.question_entity, asks[d] - neutral(problem.language)[0])].append(d)
     entities_asked = {entity for entity, _ in donors}
     order = list(range(len(problems)))
     rng.shuffle(order)
@@ -145,9 +177,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if batch.full(cfg):
             break
         host, u, reading = problems[p], units[p], readings[p]
-        if host.language != "en":
-            batch.rejected["op1_not_applicable_zh"] += 1  # the entity rules read English only
-            continue
+        lang = host.language
         if has_abbreviation(host.tokens):
             batch.rejected["op1_abbreviation_cuts_a_clause"] += 1
             continue
@@ -157,13 +187,13 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if slot is None:
                 continue
             entity = reading.quantity_entities[slot]
-            if entity is None or entity not in entities_asked or _is_rate(host.tokens, *u.spans[c]):
+            if entity is None or entity not in entities_asked or _is_rate(host, *u.spans[c]):
                 continue
             start, end = u.spans[c]
             if sum(start <= pos < end for pos in u.qty_pos) != 1:
                 continue  # "on Monday he worked 8 hours and on Tuesday 2 hours": one clause, two amounts
-            states = predicate(host.tokens, start, end, entity)
-            if donors.get((entity, states - NEUTRAL_STATEMENT)):
+            states = predicate(host.tokens, start, end, entity, lang)
+            if donors.get((entity, states - neutral(lang)[1])):
                 clauses.append((c, entity, states))
             else:
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
@@ -175,12 +205,12 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if len(made) >= cfg.per_problem_cap:
                 break
             c, entity, states = clauses[rng.randrange(len(clauses))]
-            pool = donors[(entity, states - NEUTRAL_STATEMENT)]
+            pool = donors[(entity, states - neutral(lang)[1])]
             d = pool[rng.randrange(len(pool))]
             if d == p or (c, d) in made:
                 continue
             made.add((c, d))
-            if not predicates_agree(states, asks[d]):
+            if not agree(states, asks[d], lang):
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
                 continue
             host_words, donor_words = _content(host), _content(problems[d])
@@ -189,7 +219,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 continue
             start, end = u.spans[c]
             narrative = problems[d].tokens[:units[d].spans[-1][0]]
-            if rated_nouns(narrative) & rated_nouns(host.tokens[:start] + host.tokens[end:]):
+            if _rated(host, narrative) & _rated(host, host.tokens[:start] + host.tokens[end:]):
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
             holder, asked_of = reading.clause_holders[c], readings[d].question_holder
@@ -222,12 +252,10 @@ def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if batch.full(cfg):
             break
         problem = problems[p]
-        if problem.language != "en":
-            batch.rejected["op2_not_applicable_zh"] += 1  # the entity rules read English only
-            continue
-        present = nouns_of(problem) | names_in(problem.tokens)
+        names = names_in(problem.tokens, problem.language)
+        present = nouns_of(problem) | names
         options = [((kind, key), sorted(alts - present))
-                   for kind, keys in (("noun", sorted(nouns_of(problem))), ("name", sorted(names_in(problem.tokens))))
+                   for kind, keys in (("noun", sorted(nouns_of(problem))), ("name", sorted(names)))
                    for key in keys for alts in [entities.alternatives.get((kind, key), set())]]
         options = [o for o in options if o[1]]
         if not options:
@@ -242,6 +270,9 @@ def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if (key, new) in made:
                 continue
             made.add((key, new))
+            if problem.language == "zh" and (key in new or new in key):
+                batch.rejected["op2_swap_target_overlaps_entity"] += 1  # 苹果 -> 苹果树: the old text would stay
+                continue
             old_entity, new_entity = entities.entity(kind, key), entities.entity(kind, new)
             detail = f"{kind}: {key} -> {new}"
             out = swap_entity(problem, old_entity, new_entity, "geca_op2", detail, round_, entities.gender)

@@ -164,7 +164,8 @@ def test_a_candidate_that_cannot_be_checked_is_refused_by_reason_never_kept():
     assert check_candidates([orphan], {"p": p})[1] == {"check_parent_missing": 1}
 
 
-def test_chinese_problems_are_counted_as_not_applicable_by_the_english_entity_rules():
+def test_a_lone_chinese_problem_is_read_and_counted_by_reason():
     zh = build_problem("z", "小明有3个苹果，又买了2个苹果，小明有多少个苹果？", "x=3+2", 5, "toy", "zh")
-    assert geca_op1([zh], CFG, 0, 1).rejected == {"op1_not_applicable_zh": 1}
-    assert geca_op2([zh], CFG, 0, 1).rejected == {"op2_not_applicable_zh": 1}
+    # "又买了2个苹果" states what no question asks; "小明有3个苹果" is asked only by its own question
+    assert geca_op1([zh], CFG, 0, 1).rejected == {"op1_question_asks_another_thing": 1}
+    assert geca_op2([zh], CFG, 0, 1).rejected == {"op2_no_alternative": 1}

@@ -1,0 +1,286 @@
+"""Chinese reading for the entity rules, from jieba's segmenter and part-of-speech tags (jieba ships its
+dictionary; nothing is downloaded). The project's own number reading stays: only the text between two
+numbers is segmented (jieba would split a fraction such as ``(1/6)``), and every word is mapped back to
+the problem's character tokens.
+
+What the English rules read, read here from the words:
+- the counted entity of a quantity: the classifier or unit after the number and the noun after that
+  ("5个苹果" -> ``个:苹果``, "760千克柴油" -> ``千克:柴油``, "144只" -> ``只``); a bare classifier that the
+  problem attaches to exactly one noun elsewhere is that noun's ("还剩多少千克" -> ``千克:柴油``);
+- the question's entity: the same after 多少/几, else the noun the question asks about ("乙数是多少" -> 乙数);
+- holders: a person's name (jieba's ``nr`` tag, or the names lexicon and its 小X pattern);
+- the predicate: verbs, nouns and adjectives of a clause, without the entity, names, numbers, classifiers
+  and function words ("小明有5个苹果" -> {有}).
+Anything the tags do not give is ``None``; callers count it, never guess.
+
+jieba keeps a prefix cache; it is written under the user's cache directory (``$XDG_CACHE_HOME`` or
+``~/.cache``, ``compaug/jieba``), or the temp directory when that cannot be written, never to a fixed
+shared path. Building it without the cache takes about a second and needs no network.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import NamedTuple, Sequence
+
+from mwp.text import CLAUSE_END, is_number_token
+
+# Classifiers and units a number is followed by (jieba tags several as adverbs or numerals: 只/d, 页/m).
+MEASURE_UNITS = frozenset(
+    "元 角 分 元钱 块钱 米 厘米 分米 毫米 千米 公里 里 平方米 平方厘米 平方分米 平方千米 公顷 亩 立方米 立方厘米 立方分米 "
+    "升 毫升 吨 千克 克 公斤 斤 两 小时 分钟 秒 秒钟 天 日 年 月 周 星期 岁 度 %".split())
+COUNT_CLASSIFIERS = frozenset(
+    "个 只 本 页 支 枝 张 条 块 件 辆 棵 朵 头 匹 台 架 盒 箱 包 袋 瓶 杯 碗 盆 筐 篮 人 名 位 次 道 题 份 层 行 排 组 套 "
+    "双 对 副 粒 颗 根 把 所 间 座 节 场 首 篇 幅 片 堆 捆 桶 罐 串 束 封 部 艘 列 户 家 班 队 株 只 尾 枚 面 扇 顶 "
+    "件 滴 段 筒 批 车 趟 圈 步 口 门".split())
+CLASSIFIERS = MEASURE_UNITS | COUNT_CLASSIFIERS
+QUESTION_WORDS = ("多少", "几")
+PRONOUNS_F, PRONOUNS_M = frozenset({"她"}), frozenset({"他"})
+# Words a question may add without asking for something else, and the statement-side subset.
+NEUTRAL = frozenset("一共 共 总共 共有 现在 这时 此时 还 还有 原来 原有 剩 剩下 还剩 还剩下 余下".split())
+NEUTRAL_STATEMENT = frozenset("一共 共 总共 共有 现在 这时 此时 原来 原有".split())
+RATE_WORDS = frozenset("每 平均 每天 每小时 每分钟 每千克 每个 每人 每本 每次 每份 每件 每箱 每盒 每袋 每辆 每套".split())
+_CONTENT_FLAGS = ("n", "v", "a", "vn", "an", "j", "l", "i")
+_NOT_CONTENT = frozenset("了 的 地 得 着 过 是 把 被 给 和 与 及 或 又 再 也 都 就 才 还 只 比 从 向 往 在 到 为 对 "
+                         "这 那 这些 那些 它 它们 他 她 他们 她们 我 我们 你 你们 多 少 后 前 中 里 上 下".split())
+_GIVEN_CHARS = "明红华芳刚丽军强林东亮玲兰英敏燕伟杰平静莉娟雪梅云霞婷颖磊勇涛斌超鹏飞宇浩凯健龙峰阳文武新华玉珍"
+
+
+class Word(NamedTuple):
+    start: int  # first token of the word in the problem's tokens
+    end: int  # one past its last token
+    text: str
+    flag: str  # jieba's tag; "m" for the project's numbers, "x" for punctuation
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    for candidate in (Path(base) / "compaug" / "jieba", Path(tempfile.gettempdir()) / f"compaug-jieba-{os.getuid()}"):
+        try:
+            candidate.mkdir(parents=True, exist_ok=True)
+            if os.access(candidate, os.W_OK):
+                return candidate
+        except OSError:
+            continue
+    raise OSError("no writable directory for jieba's cache (tried the user cache and the temp directory)")
+
+
+@lru_cache(maxsize=1)
+def tagger():
+    """A private jieba POS tagger (the global one is left alone), with the names lexicon added as ``nr``."""
+    import jieba
+    import jieba.posseg
+
+    jieba.setLogLevel(logging.WARNING)
+    tokenizer = jieba.Tokenizer()
+    tokenizer.tmp_dir = str(_cache_dir())
+    tokenizer.cache_file = "prefix.cache"
+    pos = jieba.posseg.POSTokenizer(tokenizer)
+    from tasks.augment.entities import load_names
+
+    names = {"".join(n) for (lang, _), group in load_names().items() if lang == "zh" for n in group}
+    names |= {"小" + ch for ch in _GIVEN_CHARS}
+    for name in sorted(names):
+        pos.add_word(name, 100000, "nr")
+    for unit in sorted(CLASSIFIERS):
+        if len(unit) > 1:
+            pos.add_word(unit, 100000, "q")
+    return pos
+
+
+@lru_cache(maxsize=65536)
+def words(tokens: tuple[str, ...]) -> tuple[Word, ...]:
+    """The problem's tokens as words: numbers kept whole (flag ``m``), the text between them segmented and
+    tagged by jieba, each word mapped back to its token span. One jieba call per problem: every number is
+    written as a line break, which jieba never joins to a word."""
+    text, ends, offset = [], {}, 0
+    for k, tok in enumerate(tokens):
+        piece = "\n" if _is_number(tok) else tok
+        text.append(piece)
+        offset += len(piece)
+        ends[offset] = k + 1
+    out, at, first = [], 0, 0
+    for pair in tagger().cut("".join(text), HMM=False):
+        at += len(pair.word)
+        if at not in ends:
+            continue  # a word boundary inside a token: the pieces join up to the token's end
+        last = ends[at]
+        piece = "".join(tokens[first:last])
+        if last - first == 1 and _is_number(tokens[first]):
+            flag = "m"
+        elif piece in CLAUSE_END or not any(ch.isalnum() for ch in piece):
+            flag = "x"
+        else:
+            flag = pair.flag
+        out.append(Word(first, last, piece, flag))
+        first = last
+    return tuple(out)
+
+
+def _is_number(token: str) -> bool:
+    return token[:1] in _NUMBER_START and is_number_token(token)
+
+
+_NUMBER_START = frozenset("0123456789(.-")
+
+
+def is_name(word: Word) -> bool:
+    return word.flag.startswith("nr") and len(word.text) >= 2
+
+
+def _is_noun(word: Word) -> bool:
+    return (word.flag[:1] == "n" and not is_name(word) and word.text not in CLASSIFIERS
+            and word.text not in _NOT_CONTENT and word.flag != "nr")
+
+
+def _entity_at(ws: Sequence[Word], k: int) -> str | None:
+    """Classifier (or unit) at words[k] and the noun after it: ``unit:noun``, ``unit``, or None."""
+    if k >= len(ws) or ws[k].text not in CLASSIFIERS:
+        if k < len(ws) and ws[k].flag == "q":
+            unit = ws[k].text
+        else:
+            return None
+    else:
+        unit = ws[k].text
+    if k + 1 < len(ws) and _is_noun(ws[k + 1]):
+        return f"{unit}:{ws[k + 1].text}"
+    return unit
+
+
+def _resolve(entity: str | None, attached: dict[str, set[str]]) -> str | None:
+    """A bare classifier becomes ``unit:noun`` when the problem attaches it to exactly one noun."""
+    if entity is None or ":" in entity:
+        return entity
+    nouns = attached.get(entity, set())
+    return f"{entity}:{next(iter(nouns))}" if len(nouns) == 1 else entity
+
+
+def _attached(ws: Sequence[Word]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for k in range(len(ws)):
+        e = _entity_at(ws, k)
+        if e and ":" in e:
+            unit, noun = e.split(":")
+            out.setdefault(unit, set()).add(noun)
+    return out
+
+
+def quantity_entities(tokens: tuple[str, ...], positions: Sequence[int]) -> tuple[str | None, ...]:
+    ws = words(tokens)
+    at = {w.start: k for k, w in enumerate(ws)}
+    attached = _attached(ws)
+    out = []
+    for pos in positions:
+        k = at.get(pos)
+        if pos < len(tokens) and tokens[pos].endswith("%"):
+            out.append("%")
+        else:
+            out.append(_resolve(_entity_at(ws, k + 1), attached) if k is not None else None)
+    return tuple(out)
+
+
+def question_entity(tokens: tuple[str, ...], start: int, end: int) -> str | None:
+    """After 多少/几: the classifier and noun (``多少个苹果`` -> 个:苹果); 多少 with nothing after it: the last
+    noun before it in the clause ("乙数是多少" -> 乙数); 百分之几 -> %; else None."""
+    ws = words(tokens)
+    inside = [k for k, w in enumerate(ws) if start <= w.start < end]
+    for k in inside:
+        w = ws[k]
+        if w.text in QUESTION_WORDS or (w.text.startswith("几") and len(w.text) == 2):
+            if k > 0 and ws[k - 1].text.endswith("百分之"):
+                return "%"
+            if w.text.startswith("几") and len(w.text) == 2:  # jieba's 几个, 几天
+                unit = w.text[1]
+                nxt = ws[k + 1] if k + 1 < len(ws) and _is_noun(ws[k + 1]) else None
+                return _resolve(f"{unit}:{nxt.text}" if nxt else unit, _attached(ws)) if unit in CLASSIFIERS else None
+            e = _entity_at(ws, k + 1)
+            if e:
+                return _resolve(e, _attached(ws))
+            before = [ws[j] for j in inside if j < k and _is_noun(ws[j])]
+            return before[-1].text if before else None
+    if any(ws[k].text in ("百分之几", "百分之多少") for k in inside):
+        return "%"
+    return None
+
+
+def holder(tokens: tuple[str, ...], start: int, end: int, protagonist: str | None, unresolved: str) -> str | None:
+    """The first name of tokens[start:end]; 他/她 stand for ``protagonist``; else None."""
+    for w in words(tokens):
+        if start <= w.start < end:
+            if is_name(w):
+                return w.text
+            if w.text in PRONOUNS_F | PRONOUNS_M:
+                return protagonist or unresolved
+    return None
+
+
+def names_in(tokens: tuple[str, ...]) -> set[str]:
+    return {w.text for w in words(tokens) if is_name(w)}
+
+
+def pronoun_gender(tokens: Sequence[str]) -> str | None:
+    text = "".join(tokens)
+    female, male = "她" in text, "他" in text and "其他" not in text
+    return "f" if female and not male else "m" if male and not female else ("both" if female else None)
+
+
+def predicate(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> frozenset[str]:
+    """Content words of tokens[start:end] (verbs, nouns, adjectives, cue words such as 比 and 倍), without
+    the entity's words, names, pronouns, numbers, classifiers and the interrogative."""
+    parts = set(entity.split(":")) if entity else set()
+    out = set()
+    for w in words(tokens):
+        if not start <= w.start < end or w.text in parts or w.text in CLASSIFIERS or is_name(w):
+            continue
+        if w.text in ("比", "倍", "每", "剩", "剩下", "还剩", "多", "少") or w.text in RATE_WORDS:
+            out.add(w.text)
+        elif w.flag.startswith(_CONTENT_FLAGS) and w.flag not in ("nr",) and w.text not in _NOT_CONTENT \
+                and w.text not in QUESTION_WORDS:
+            out.add(w.text)
+    return frozenset(out)
+
+
+def is_rate(tokens: tuple[str, ...], start: int, end: int) -> bool:
+    """"每本12元", "平均每天": a rate, not an amount a narrative can replace."""
+    return any("每" in w.text or w.text == "平均" for w in words(tokens) if start <= w.start < end)
+
+
+def clause_words(tokens: tuple[str, ...], start: int, end: int) -> set[str]:
+    return {w.text for w in words(tokens) if start <= w.start < end and w.flag != "x"}
+
+
+def noun_mentions(tokens: tuple[str, ...], noun: str) -> tuple[list[Word], int]:
+    """The words equal to ``noun`` and how many times its characters occur in the text in all (more
+    occurrences than words: the noun sits inside a longer word, "苹果树")."""
+    ws = [w for w in words(tokens) if w.text == noun]
+    return ws, "".join(tokens).count(noun)
+
+
+def rated_nouns(tokens: tuple[str, ...]) -> set[str]:
+    """What a text gives a rate for ("每个苹果2元", "每本12元" -> 苹果, 本)."""
+    ws = words(tokens)
+    out = set()
+    for k, w in enumerate(ws):
+        if w.text.startswith("每"):
+            if len(w.text) > 1:
+                out.add(w.text[1:])
+            if k + 1 < len(ws) and (_is_noun(ws[k + 1]) or ws[k + 1].text in CLASSIFIERS):
+                out.add(ws[k + 1].text)
+    return out
+
+
+def count_noun(entity: str | None) -> str | None:
+    """The noun of a counted entity a swap may replace (``个:苹果`` -> 苹果); None for units and money."""
+    if not entity or ":" not in entity:
+        return None
+    unit, noun = entity.split(":", 1)
+    return noun if unit in COUNT_CLASSIFIERS and noun not in CLASSIFIERS else None
+
+
+def is_content(word: Word) -> bool:
+    """A verb, noun or adjective that is not a function word, a classifier or a name."""
+    return (word.flag.startswith(_CONTENT_FLAGS) and not is_name(word) and word.text not in _NOT_CONTENT
+            and word.text not in CLASSIFIERS and word.text not in QUESTION_WORDS)

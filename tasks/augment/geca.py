@@ -148,6 +148,25 @@ def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, dono
     return asked_of, holder
 
 
+def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: Problem, narrative: Sequence[str],
+                holder: str | None, asked_of: str | None) -> str | None:
+    """Chinese clauses often leave their subject to the clause before, so a composition is licensed only
+    when the statement names what it measures (a noun in its predicate: "这根铁丝长8米", never "长8米"),
+    the host's next clause does not lean on it ("比女生多(1/4)"), both sides name the same holder or
+    none, and the donor's narrative is about something the host mentions (a shared noun)."""
+    tokens = tuple(host.tokens)
+    if not zh.has_noun(states, tokens):
+        return "op1_zh_statement_names_no_thing"
+    if c + 1 < len(u.spans) and zh.continues(tokens, *u.spans[c + 1]):
+        return "op1_zh_next_clause_leans_on_the_statement"
+    if (holder is None) != (asked_of is None):
+        return "op1_holder_differs"
+    start, end = u.spans[c]
+    if not zh.nouns_of_text(narrative) & zh.nouns_of_text(host.tokens):
+        return "op1_zh_donor_about_another_thing"
+    return None
+
+
 def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_: int) -> CandidateBatch:
     """For each host q' (seeded order): a statement clause s'_i holding exactly one used quantity of a
     known entity, and a donor q whose question asks for that same entity (paper 003 Figure 3a: "How many
@@ -223,6 +242,11 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
             holder, asked_of = reading.clause_holders[c], readings[d].question_holder
+            if lang == "zh":
+                refusal = _zh_refusal(host, u, c, states, problems[d], narrative, holder, asked_of)
+                if refusal:
+                    batch.rejected[refusal] += 1
+                    continue
             rename = _protagonist_rename(host, end, holder, problems[d], asked_of, genders)
             if isinstance(rename, str):
                 batch.rejected[rename] += 1

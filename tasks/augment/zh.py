@@ -40,8 +40,9 @@ CLASSIFIERS = MEASURE_UNITS | COUNT_CLASSIFIERS
 QUESTION_WORDS = ("多少", "几")
 PRONOUNS_F, PRONOUNS_M = frozenset({"她"}), frozenset({"他"})
 # Words a question may add without asking for something else, and the statement-side subset.
-NEUTRAL = frozenset("一共 共 总共 共有 现在 这时 此时 还 还有 原来 原有 剩 剩下 还剩 还剩下 余下".split())
-NEUTRAL_STATEMENT = frozenset("一共 共 总共 共有 现在 这时 此时 原来 原有".split())
+# (原来 and 现在 are not neutral: "原来售价" and "现在售价" are two prices.)
+NEUTRAL = frozenset("一共 共 总共 共有 一共有".split())
+NEUTRAL_STATEMENT = NEUTRAL
 RATE_WORDS = frozenset("每 平均 每天 每小时 每分钟 每千克 每个 每人 每本 每次 每份 每件 每箱 每盒 每袋 每辆 每套".split())
 _CONTENT_FLAGS = ("n", "v", "a", "vn", "an", "j", "l", "i")
 _NOT_CONTENT = frozenset("了 的 地 得 着 过 是 把 被 给 和 与 及 或 又 再 也 都 就 才 还 只 比 从 向 往 在 到 为 对 "
@@ -228,8 +229,9 @@ def pronoun_gender(tokens: Sequence[str]) -> str | None:
 
 
 def predicate(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> frozenset[str]:
-    """Content words of tokens[start:end] (verbs, nouns, adjectives, cue words such as 比 and 倍), without
-    the entity's words, names, pronouns, numbers, classifiers and the interrogative."""
+    """Content words of tokens[start:end] (verbs, nouns, adjectives, time words such as 上午, ordinals and
+    grades such as 第二天 and 五年级, cue words such as 比 and 倍), without the entity's words, names,
+    pronouns, numbers, classifiers, determiners (一根, 这条) and the interrogative."""
     parts = set(entity.split(":")) if entity else set()
     out = set()
     for w in words(tokens):
@@ -237,10 +239,39 @@ def predicate(tokens: tuple[str, ...], start: int, end: int, entity: str | None)
             continue
         if w.text in ("比", "倍", "每", "剩", "剩下", "还剩", "多", "少") or w.text in RATE_WORDS:
             out.add(w.text)
-        elif w.flag.startswith(_CONTENT_FLAGS) and w.flag not in ("nr",) and w.text not in _NOT_CONTENT \
+        elif w.flag.startswith(_CONTENT_FLAGS) and w.flag != "nr" and w.text not in _NOT_CONTENT \
                 and w.text not in QUESTION_WORDS:
             out.add(w.text)
+        elif (w.flag == "t" or (w.flag == "m" and not _is_number(w.text) and not _determiner(w.text))) \
+                and w.text not in QUESTION_WORDS and not w.text.startswith(QUESTION_WORDS):
+            out.add(w.text)
     return frozenset(out)
+
+
+def _determiner(text: str) -> bool:
+    """"一根", "一个", "这条", "两": a count word before a noun, not an ordinal or a grade."""
+    return text[:1] in "一这那每某该各" and len(text) <= 2 or text in ("两", "几", "多")
+
+
+def has_noun(predicate_words: frozenset[str], tokens: tuple[str, ...]) -> bool:
+    """The predicate names a thing (a noun of the problem), not only a verb ("长", "有", "看")."""
+    nouns = {w.text for w in words(tokens) if _is_noun(w)}
+    return bool(predicate_words & nouns)
+
+
+_CONTINUES = ("比", "是", "占", "其中", "每", "相当于", "等于", "正好", "刚好", "恰好", "它", "这", "那", "为", "相当",
+              "再", "又", "还", "和", "与", "同")
+
+
+def continues(tokens: tuple[str, ...], start: int, end: int) -> bool:
+    """The clause leans on the one before it ("比女生多(1/4)", "是总数的60%", "每个32元"): it has no
+    subject of its own, so the clause before it cannot be replaced by another narrative."""
+    first = next((w for w in words(tokens) if start <= w.start < end and w.flag != "x"), None)
+    return first is not None and (first.text.startswith(_CONTINUES) or first.flag == "p")
+
+
+def nouns_of_text(tokens: Sequence[str]) -> set[str]:
+    return {w.text for w in words(tuple(tokens)) if _is_noun(w) and len(w.text) > 1}
 
 
 def is_rate(tokens: tuple[str, ...], start: int, end: int) -> bool:

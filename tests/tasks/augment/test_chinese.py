@@ -44,14 +44,27 @@ def test_a_chinese_composition_has_the_right_expression():
 
 
 def test_the_operator_composes_chinese_when_the_question_asks_what_the_statement_states():
-    host = build_problem("h", "小明有5个苹果，每个苹果卖2元，这些苹果能卖多少元？", "x=5*2", 10, "toy", "zh")
-    donor = build_problem("d", "小明上午摘了3个苹果，下午摘了4个苹果，小明有多少个苹果？", "x=3+4", 7, "toy", "zh")
-    other = build_problem("o", "小明有5个苹果，吃了2个，小明还剩多少个苹果？", "x=5-2", 3, "toy", "zh")
-    batch = geca_op1([host, donor, other], AugmentConfig(), 0, 1)
-    texts = {c.text: to_infix(c.expression) for c in batch.candidates}
-    assert texts.get("小明上午摘了3个苹果，下午摘了4个苹果，每个苹果卖2元，这些苹果能卖多少元？") == "(N0+N1)*N2"
-    # "还剩多少个苹果" asks for what is left, which "小明有5个苹果" does not state: never its donor
-    assert all("吃了2个" not in t.split("，")[0] for t in texts)
+    host = build_problem("h", "学校图书室有故事书120本，科技书比故事书少30本，科技书有多少本？", "x=120-30", 90, "toy", "zh")
+    donor = build_problem("d", "学校图书室原有故事书80本，又买来40本，学校图书室有故事书多少本？", "x=80+40", 120, "toy",
+                          "zh")
+    batch = geca_op1([host, donor], AugmentConfig(), 0, 1)
+    (new,) = batch.candidates
+    assert new.text == "学校图书室原有故事书80本，又买来40本，科技书比故事书少30本，科技书有多少本？"
+    assert to_infix(new.expression) == "N0+N1-N2"
+    (checked,), _ = verify([new])
+    assert checked.answer == 90 and consistency_reason(checked, [host, donor]) is None
+
+
+def test_chinese_compositions_are_refused_where_the_statement_leans_on_its_context():
+    # "小明有5个苹果" names no thing besides the counted entity, and "每个苹果卖2元" leans on it
+    host, donor = apples()
+    assert geca_op1([host, donor], AugmentConfig(), 0, 1).candidates == []
+    # "长1000米" names no thing: the length of a road is not the length of a vegetable plot
+    road = build_problem("r", "修一条公路，长1000米，甲队已经修了(2/5)，乙队修多少米？", "x=1000*(1-(2/5))", 600, "toy", "zh")
+    plot = build_problem("p", "一个长方形菜地，面积是68.4平方米，宽是7.2米，长多少米？", "x=68.4/7.2", Fraction(19, 2),
+                         "toy", "zh")
+    batch = geca_op1([road, plot], AugmentConfig(), 0, 1)
+    assert batch.candidates == [] and batch.rejected["op1_zh_statement_names_no_thing"] >= 1
 
 
 def test_a_chinese_swap_leaves_no_trace_of_the_old_entity():

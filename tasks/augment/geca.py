@@ -19,8 +19,8 @@ from mwp.problem import Problem
 from mwp.text import CLAUSE_END
 from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units, rng_for
 from tasks.augment import zh
-from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, has_abbreviation, lexicon_genders,
-                                    names_in, neutral, predicate, rated_nouns, read)
+from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
+                                    has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
 from tasks.augment.swap import nouns_of, pool_entities, pronoun_gender, swap_entity
 
 
@@ -148,6 +148,19 @@ def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, dono
     return asked_of, holder
 
 
+def _donor_inconsistent(problem: Problem, u: Units, reading) -> str | None:
+    """A donor's question must be about its own narrative: the entity it asks for is counted by a quantity
+    its expression uses, and the person it names is named there ("Adam fills 5 bags with bananas. How
+    many plums does Olivia have?" donates nothing: SD's decomposed parts can read like that)."""
+    if not asks_about_used_entity(problem):
+        return "op1_donor_question_not_about_its_narrative"
+    asked_of = reading.question_holder
+    if asked_of is not None and asked_of != UNRESOLVED:
+        if asked_of not in names_in(problem.tokens[:u.spans[-1][0]], problem.language):
+            return "op1_donor_question_names_someone_not_in_its_narrative"
+    return None
+
+
 def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: Problem, narrative: Sequence[str],
                 holder: str | None, asked_of: str | None) -> str | None:
     """Chinese clauses often leave their subject to the clause before, so a composition is licensed only
@@ -159,11 +172,21 @@ def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: 
         return "op1_zh_statement_names_no_thing"
     if c + 1 < len(u.spans) and zh.continues(tokens, *u.spans[c + 1]):
         return "op1_zh_next_clause_leans_on_the_statement"
+    if c > 0 and zh.continues(tokens, *u.spans[c]):
+        return "op1_zh_statement_leans_on_the_clause_before"  # "其中女生有130人"
+    host_groups = zh.groups(tokens)
+    if host_groups and zh.groups(narrative) - host_groups:
+        return "op1_zh_donor_names_another_group"  # 五年级 in a problem about 四年级
     if (holder is None) != (asked_of is None):
         return "op1_holder_differs"
-    start, end = u.spans[c]
     if not zh.nouns_of_text(narrative) & zh.nouns_of_text(host.tokens):
         return "op1_zh_donor_about_another_thing"
+    # The donor's narrative may repeat only what the replaced statement says: a word it shares with the
+    # host's other clauses ("上衣", "现在", "出售") would state a second value of one thing.
+    narrative_said = zh.said_words(narrative, clause_units(donor).spans[:-1])
+    rest_said = zh.said_words(host.tokens, [span for k, span in enumerate(u.spans) if k != c])
+    if (narrative_said & rest_said) - states:
+        return "op1_zh_donor_restates_the_host"
     return None
 
 
@@ -187,6 +210,10 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             continue
         q_start, q_end = u.spans[-1]
         if not _is_rate(problem, q_start, q_end):
+            reason = _donor_inconsistent(problem, u, reading)
+            if reason:
+                batch.rejected[reason] += 1
+                continue
             asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity, problem.language)
             donors[(reading.question_entity, asks[d] - neutral(problem.language)[0])].append(d)
     entities_asked = {entity for entity, _ in donors}
@@ -199,6 +226,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         lang = host.language
         if has_abbreviation(host.tokens):
             batch.rejected["op1_abbreviation_cuts_a_clause"] += 1
+            continue
+        if _donor_inconsistent(host, u, reading):
+            batch.rejected["op1_host_question_not_about_its_narrative"] += 1  # a composition would inherit it
             continue
         clauses = []
         for c in range(len(u.spans) - 1):

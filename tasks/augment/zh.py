@@ -44,7 +44,15 @@ PRONOUNS_F, PRONOUNS_M = frozenset({"她"}), frozenset({"他"})
 NEUTRAL = frozenset("一共 共 总共 共有 一共有".split())
 NEUTRAL_STATEMENT = NEUTRAL
 RATE_WORDS = frozenset("每 平均 每天 每小时 每分钟 每千克 每个 每人 每本 每次 每份 每件 每箱 每盒 每袋 每辆 每套".split())
-_CONTENT_FLAGS = ("n", "v", "a", "vn", "an", "j", "l", "i")
+_CONTENT_FLAGS = ("n", "v", "a", "vn", "an", "j", "l", "i", "b")
+# Nouns that name a property of something else ("原价", "面积", "体重"): a statement that names only these
+# does not say whose property it is.
+ATTRIBUTES = frozenset(
+    "原价 售价 现价 定价 进价 价格 价钱 单价 总价 成本 利润 利息 本金 工资 收入 面积 体积 容积 周长 长 宽 高 长度 宽度 高度 "
+    "厚度 深度 重量 体重 速度 时间 路程 全长 全程 总数 人数 总人数 水深 底 底边 邻边 半径 直径 产量 数量 总量 效率 距离 "
+    "价 钱 费用 总长 全部 总共 结果 部分 任务 工程 计划 工作 总价 一半".split())
+# Words two unrelated narratives share without saying the same thing.
+_GENERIC = frozenset("有 是 用 多 少 比 倍 每 共 一共 还 又 再 到 要 需要 用去".split())
 _NOT_CONTENT = frozenset("了 的 地 得 着 过 是 把 被 给 和 与 及 或 又 再 也 都 就 才 还 只 比 从 向 往 在 到 为 对 "
                          "这 那 这些 那些 它 它们 他 她 他们 她们 我 我们 你 你们 多 少 后 前 中 里 上 下".split())
 _GIVEN_CHARS = "明红华芳刚丽军强林东亮玲兰英敏燕伟杰平静莉娟雪梅云霞婷颖磊勇涛斌超鹏飞宇浩凯健龙峰阳文武新华玉珍"
@@ -128,13 +136,29 @@ def _is_number(token: str) -> bool:
 _NUMBER_START = frozenset("0123456789(.-")
 
 
+_SURNAMES = frozenset("王李张刘陈杨赵黄周吴徐孙胡朱高林何郭马罗梁宋郑谢韩唐冯于董萧程曹袁邓许傅沈曾彭吕苏卢蒋蔡贾丁魏薛叶"
+                      "阎余潘杜戴夏钟汪田任姜范方石姚谭廖邹熊金陆郝孔白崔康毛邱秦江史顾侯邵孟龙万段雷钱汤尹黎易常武乔贺赖龚文小")
+# jieba's dictionary tags some common nouns as names (松树, 白兔): a name does not end in these.
+_NOT_NAME_ENDS = frozenset("树花草果菜鱼鸡鸭鹅猪牛羊兔鸟车船书笔本纸布米面油桃梨瓜豆球")
+
+
 def is_name(word: Word) -> bool:
-    return word.flag.startswith("nr") and len(word.text) >= 2
+    """A person's name: jieba's ``nr`` that starts with a common surname (or 小) and does not end like a
+    thing (松树, 白兔 are tagged ``nr`` by the dictionary)."""
+    text = word.text
+    return (word.flag.startswith("nr") and 2 <= len(text) <= 4 and text[0] in _SURNAMES
+            and text[-1] not in _NOT_NAME_ENDS)
 
 
 def _is_noun(word: Word) -> bool:
     return (word.flag[:1] == "n" and not is_name(word) and word.text not in CLASSIFIERS
-            and word.text not in _NOT_CONTENT and word.flag != "nr")
+            and word.text not in _NOT_CONTENT)
+
+
+def groups(tokens: Sequence[str], spans: Sequence[tuple[int, int]] | None = None) -> set[str]:
+    """Words that tell one group from another (jieba's ``b``: 五年级, 三年级) in the given clauses."""
+    ws = words(tuple(tokens))
+    return {w.text for w in ws if w.flag == "b" and (spans is None or any(a <= w.start < b for a, b in spans))}
 
 
 def _entity_at(ws: Sequence[Word], k: int) -> str | None:
@@ -239,7 +263,7 @@ def predicate(tokens: tuple[str, ...], start: int, end: int, entity: str | None)
             continue
         if w.text in ("比", "倍", "每", "剩", "剩下", "还剩", "多", "少") or w.text in RATE_WORDS:
             out.add(w.text)
-        elif w.flag.startswith(_CONTENT_FLAGS) and w.flag != "nr" and w.text not in _NOT_CONTENT \
+        elif w.flag.startswith(_CONTENT_FLAGS) and w.text not in _NOT_CONTENT \
                 and w.text not in QUESTION_WORDS:
             out.add(w.text)
         elif (w.flag == "t" or (w.flag == "m" and not _is_number(w.text) and not _determiner(w.text))) \
@@ -254,9 +278,19 @@ def _determiner(text: str) -> bool:
 
 
 def has_noun(predicate_words: frozenset[str], tokens: tuple[str, ...]) -> bool:
-    """The predicate names a thing (a noun of the problem), not only a verb ("长", "有", "看")."""
-    nouns = {w.text for w in words(tokens) if _is_noun(w)}
-    return bool(predicate_words & nouns)
+    """The predicate names a thing (a noun of the problem that is not a property such as 原价 or 面积),
+    not only a verb or a property ("长", "有", "看", "原价")."""
+    nouns = {w.text for w in words(tokens) if _is_noun(w) or w.flag == "b"}
+    return bool((predicate_words & nouns) - ATTRIBUTES)
+
+
+def said_words(tokens: Sequence[str], spans: Sequence[tuple[int, int]]) -> set[str]:
+    """Every predicate word of the given clauses (entities included), generic verbs left out."""
+    key = tuple(tokens)
+    out: set[str] = set()
+    for a, b in spans:
+        out |= predicate(key, a, b, None)
+    return out - _GENERIC
 
 
 _CONTINUES = ("比", "是", "占", "其中", "每", "相当于", "等于", "正好", "刚好", "恰好", "它", "这", "那", "为", "相当",

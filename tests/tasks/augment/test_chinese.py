@@ -99,4 +99,5 @@ def test_chinese_text_the_tags_cannot_read_is_a_counted_rejection():
     batch = generate_candidates(odd, AugmentConfig(operators=ops), 1)
     assert batch.candidates == []
     assert sum(batch.rejected.values()) >= len(odd)
-    assert batch.rejected["op1_no_statement_with_a_donor"] == 3 and batch.rejected["op2_no_alternative"] == 3
+    assert batch.rejected == {"op1_host_question_not_about_its_narrative": 3, "op2_no_alternative": 3,
+                              "entity_none_replaceable": 3, "reorder_not_applicable_zh": 3}

@@ -168,12 +168,20 @@ def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: 
     the host's next clause does not lean on it ("比女生多(1/4)"), both sides name the same holder or
     none, and the donor's narrative is about something the host mentions (a shared noun)."""
     tokens = tuple(host.tokens)
+    if "%" in states or "".join(tokens[slice(*u.spans[c])]).count("%"):
+        return "op1_zh_statement_is_a_ratio"  # "男生比女生少10%": a relation, not an amount
+    donor_question = "".join(donor.tokens[clause_units(donor).spans[-1][0]:])
+    if "另" in donor_question:
+        return "op1_zh_donor_asks_about_a_second_thing"  # "另一根长多少米": its narrative opens with the first
     if not zh.has_noun(states, tokens):
         return "op1_zh_statement_names_no_thing"
     if c + 1 < len(u.spans) and zh.continues(tokens, *u.spans[c + 1]):
         return "op1_zh_next_clause_leans_on_the_statement"
     if c > 0 and zh.continues(tokens, *u.spans[c]):
         return "op1_zh_statement_leans_on_the_clause_before"  # "其中女生有130人"
+    host_places, donor_places = zh.places(host.tokens), zh.places(narrative)
+    if host_places and donor_places and not host_places & donor_places:
+        return "op1_zh_donor_in_another_place"  # 果园's pear trees into 公园's
     host_groups = zh.groups(tokens)
     if host_groups and zh.groups(narrative) - host_groups:
         return "op1_zh_donor_names_another_group"  # 五年级 in a problem about 四年级

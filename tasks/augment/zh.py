@@ -269,6 +269,8 @@ def predicate(tokens: tuple[str, ...], start: int, end: int, entity: str | None)
         elif (w.flag == "t" or (w.flag == "m" and not _is_number(w.text) and not _determiner(w.text))) \
                 and w.text not in QUESTION_WORDS and not w.text.startswith(QUESTION_WORDS):
             out.add(w.text)
+        elif w.flag == "m" and _determiner(w.text) and w.text[-1:] in CLASSIFIERS and len(w.text) == 2:
+            out.add(w.text[-1])  # "一支钢笔" and "一箱钢笔" are two things; "一根" and "这根" one
     return frozenset(out)
 
 
@@ -349,3 +351,12 @@ def is_content(word: Word) -> bool:
     """A verb, noun or adjective that is not a function word, a classifier or a name."""
     return (word.flag.startswith(_CONTENT_FLAGS) and not is_name(word) and word.text not in _NOT_CONTENT
             and word.text not in CLASSIFIERS and word.text not in QUESTION_WORDS)
+
+
+_PLACE_ENDS = tuple("园室角村厂店站场校区馆库队组班车间")
+
+
+def places(tokens: Sequence[str]) -> set[str]:
+    """Nouns that name where something is (公园, 果园, 图书角, 车间; jieba's ``s``/``ns`` too)."""
+    return {w.text for w in words(tuple(tokens))
+            if (w.flag in ("s", "ns") or (_is_noun(w) and w.text.endswith(_PLACE_ENDS))) and len(w.text) > 1}

@@ -177,6 +177,8 @@ def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: 
         return "op1_zh_statement_names_no_thing"
     if c + 1 < len(u.spans) and zh.continues(tokens, *u.spans[c + 1]):
         return "op1_zh_next_clause_leans_on_the_statement"
+    if c > 0 and zh.introduces(narrative):
+        return "op1_zh_donor_introduces_a_second_thing"  # "一种商品打0.8销售，一件商品降价20%后是320元"
     if c > 0 and zh.continues(tokens, *u.spans[c]):
         return "op1_zh_statement_leans_on_the_clause_before"  # "其中女生有130人"
     host_places, donor_places = zh.places(host.tokens), zh.places(narrative)

@@ -292,7 +292,15 @@ def said_words(tokens: Sequence[str], spans: Sequence[tuple[int, int]]) -> set[s
     out: set[str] = set()
     for a, b in spans:
         out |= predicate(key, a, b, None)
+        out |= {w.text for w in words(key) if a <= w.start < b and is_name(w)}
     return out - _GENERIC
+
+
+def introduces(tokens: Sequence[str]) -> bool:
+    """The text opens by introducing something ("一件商品", "某校"): it cannot follow a clause that has
+    introduced the host's own."""
+    first = next((w for w in words(tuple(tokens)) if w.flag != "x"), None)
+    return first is not None and first.text[:1] in "一某" and not _is_number(first.text)
 
 
 _CONTINUES = ("比", "是", "占", "其中", "每", "相当于", "等于", "正好", "刚好", "恰好", "它", "这", "那", "为", "相当",

@@ -36,6 +36,8 @@ _FUNCTION = frozenset(
 _MULTIPLIERS = frozenset("dozen dozens hundred hundreds thousand thousands million millions pair pairs".split())
 _MONEY = frozenset({"$", "dollar", "dollars", "money", "cost", "costs", "price", "change", "earn", "earned",
                     "spend", "spent", "pay", "paid", "worth", "buck", "bucks"})
+# Money words that are verbs: "had spent 4 dollars" says more than "had 4 dollars".
+_MONEY_VERBS = frozenset({"cost", "costs", "earn", "earned", "spend", "spent", "pay", "paid"})
 _CAPITALIZED_NOT_HOLDERS = frozenset(
     "How What Which Who Whom Whose Where When Why If Then The A An There This That These Those He She They "
     "It We You I His Her Their Its Our My Your In On At For With By From After Before During Each Every "
@@ -86,7 +88,7 @@ def predicate(tokens: Sequence[str], start: int, end: int, entity: str | None, l
         elif low in CUE_WORDS_EN:  # "left", "more", "each", "total": they decide what is asked
             out.add(low)
         elif (tok.isalpha() and tok[:1].islower() and low not in _FUNCTION and low not in _AUX
-              and entity_key(low) != entity and low not in _MULTIPLIERS):
+              and (entity_key(low) != entity or low in _MONEY_VERBS) and low not in _MULTIPLIERS):
             out.add(lemma(low))
     return frozenset(out)
 
@@ -188,6 +190,9 @@ def quantity_entity(problem: Problem, slot: int) -> str | None:
             return "percent"
         if nxt in UNIT_WORDS:
             return _with_complement(tokens, pos + 1, entity_key(nxt))
+        if nxt in _MULTIPLIERS:  # "8 dozen books" counts dozens: a narrative computing books cannot replace it
+            span = noun_run(tokens, pos + 2)
+            return f"{singular(nxt)}:{entity_key(tokens[span[1] - 1])}" if span else singular(nxt)
     span = noun_run(tokens, pos + 1)
     return _with_complement(tokens, span[1] - 1, entity_key(tokens[span[1] - 1])) if span else None
 

@@ -161,6 +161,18 @@ def _donor_inconsistent(problem: Problem, u: Units, reading) -> str | None:
     return None
 
 
+def _en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Sequence[str]) -> str | None:
+    """English clauses that lean on the statement ("Mike worked 3 hours, each day, for 5 days") and an
+    "I" who would do what the donor's named person did ("Spencer walked ... How long did it take me?")."""
+    if c + 1 < len(u.spans) - 1:
+        a, b = u.spans[c + 1]
+        if host.tokens[a].lower() in ("each", "every", "per") and b - a <= 3:  # ", each day," has no verb
+            return "op1_next_clause_leans_on_the_statement"
+    if any(t in ("I", "we", "We") for t in host.tokens) and names_in(narrative):
+        return "op1_holder_differs"
+    return None
+
+
 def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: Problem, narrative: Sequence[str],
                 holder: str | None, asked_of: str | None) -> str | None:
     """Chinese clauses often leave their subject to the clause before, so a composition is licensed only
@@ -282,6 +294,11 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
             holder, asked_of = reading.clause_holders[c], readings[d].question_holder
+            if lang != "zh":
+                refusal = _en_refusal(host, u, c, problems[d], narrative)
+                if refusal:
+                    batch.rejected[refusal] += 1
+                    continue
             if lang == "zh":
                 refusal = _zh_refusal(host, u, c, states, problems[d], narrative, holder, asked_of)
                 if refusal:

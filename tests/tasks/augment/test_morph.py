@@ -56,3 +56,10 @@ def test_a_half_swap_is_refused_as_an_orphan():
     half = replace(half, provenance=Provenance("toy", ("p",), "geca_op2", 1, "noun: cookie -> muffin"))
     (half,), _ = verify([half])
     assert consistency_reason(half, [p]) == "check_orphan_entity"
+
+
+def test_dozens_and_money_verbs_are_not_read_as_plain_amounts():
+    p = build_problem("p", "Sandy has 8 dozen books. Fred had spent 4 dollars. How many books does Fred have?",
+                      "x=8*12", 96, "toy")
+    assert quantity_entity(p, 0) == "dozen:book"  # a narrative computing books cannot stand for 8 dozen
+    assert predicate(p.tokens, 6, 12, "dollar") == {"have", "spend"}  # "had spent" is not "had"

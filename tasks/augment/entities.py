@@ -217,6 +217,9 @@ def question_entity(problem: Problem) -> str | None:
         if w == "number" and lower[i + 1] == "of":
             span = noun_run(words, i + 2)
             return _with_complement(words, span[1] - 1, entity_key(words[span[1] - 1])) if span else None
+        if w == "how" and lower[i + 1] in ("many", "much") and i + 2 < len(lower) and lower[i + 2] in _MULTIPLIERS:
+            span = noun_run(words, i + 3)  # "how many dozen books" asks for dozens
+            return f"{singular(lower[i + 2])}:{entity_key(words[span[1] - 1])}" if span else singular(lower[i + 2])
         if w == "how" and lower[i + 1] in ("many", "much"):
             span = noun_run(words, i + 2)
             if span:

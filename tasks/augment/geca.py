@@ -14,11 +14,15 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
+from lemminflect import getLemma
+
 from mwp.expr import Qty, quantity_slots, substitute
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END
 from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units, rng_for
 from tasks.augment import zh
+from tasks.augment.base import CUE_WORDS_EN
+from tasks.augment.morph import lemma, singular
 from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
                                     has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
 from tasks.augment.swap import nouns_of, pool_entities, pronoun_gender, swap_entity
@@ -170,7 +174,33 @@ def _en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Sequ
             return "op1_next_clause_leans_on_the_statement"
     if any(t in ("I", "we", "We") for t in host.tokens) and names_in(narrative):
         return "op1_holder_differs"
+    rest = [t for k, (a, b) in enumerate(u.spans) if k != c for t in host.tokens[a:b]]
+    if _verbs(narrative) & _verbs(rest) and _nouns(narrative, host) & _nouns(rest, host):
+        return "op1_donor_restates_the_host"  # "For his birthday he got ..." after "received 67 dollars for his birthday"
     return None
+
+
+def _nouns(tokens: Sequence[str], host: Problem) -> set[str]:
+    """Content words that are not verbs, cue words or the host's counted entities."""
+    counted = set(read(host).quantity_entities)
+    return {lemma(t.lower()) for t in tokens if t.isalpha() and t[:1].islower() and t.lower() not in _FUNCTION
+            and t.lower() not in CUE_WORDS_EN and not getLemma(t.lower(), upos="VERB", lemmatize_oov=False)
+            and lemma(t.lower()) not in counted and singular(t) not in counted}
+
+
+_PLAIN_VERBS = frozenset({"be", "have", "do", "will", "would", "can", "could"})
+
+
+def _verbs(tokens: Sequence[str]) -> set[str]:
+    """Lemmas of the inflected verbs of the tokens (spent, got, gives), be/have/do left out."""
+    out = set()
+    for t in tokens:
+        low = t.lower()
+        if low.isalpha() and t[:1].islower() and getLemma(low, upos="VERB", lemmatize_oov=False):
+            lem = lemma(low)
+            if lem != low and lem not in _PLAIN_VERBS:
+                out.add(lem)
+    return out
 
 
 def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: Problem, narrative: Sequence[str],

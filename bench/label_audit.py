@@ -144,10 +144,12 @@ def score(directory: Path) -> int:
                 print(f"{path}:{line_no}: verdict must be one of {VERDICTS}, got {row.get('verdict')!r}", file=sys.stderr)
                 return 2
             counts[(row["dataset"], row["operator"])][row["verdict"]] += 1
-            counts[("all", row["operator"])][row["verdict"]] += 1
+            # kept problems and verified candidates are pooled apart: they answer different questions
+            pool = "all verified" if row["dataset"].endswith("-verified") else "all kept"
+            counts[(pool, row["operator"])][row["verdict"]] += 1
     print("| data | operator | judged | correct | wrong_label | incoherent_text | precision | Wilson 95% |")
     print("|---|---|---|---|---|---|---|---|")
-    for (data, operator), c in sorted(counts.items(), key=lambda kv: (kv[0][0] == "all", kv[0])):
+    for (data, operator), c in sorted(counts.items(), key=lambda kv: (kv[0][0].startswith("all"), kv[0])):
         n = sum(c.values())
         low, high = wilson(c["correct"], n)
         print(f"| {data} | {operator} | {n} | {c['correct']} | {c['wrong_label']} | {c['incoherent_text']} | "

@@ -13,12 +13,14 @@ One round as the loop runs it, on the training side of a split (a ``compaug spli
 a ``compaug sd`` directory): default config (cap included), generation, verification, consistency
 checks and the leakage comparison with validation and every test set; prints the seconds of each part
 (Chinese segmentation, the first time, is inside generation), verified candidates per operator and
-every rejection by reason.
+every rejection by reason. The round's wall seconds and CPU seconds are both printed, with the load
+average: on a shared machine the wall time includes waiting for a core.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -79,16 +81,17 @@ def one_round(kind: str, where: Path, data: Path, operators: tuple[str, ...]) ->
     t1 = time.perf_counter()
     held_out = HeldOut.build({"valid": valid, **tests})
     t_index = time.perf_counter() - t1
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     batch = generate_candidates(train, AugmentConfig(operators=operators), 1, held_out)
-    t_round = time.perf_counter() - t2
+    t_round, c_round = time.perf_counter() - t2, time.process_time() - c2
     by_op: dict[str, int] = {}
     for p in batch.candidates:
         by_op[p.provenance.operator] = by_op.get(p.provenance.operator, 0) + 1
     return {"data": kind, "where": str(where), "train": len(train), "valid": len(valid),
             "tests": {k: len(v) for k, v in tests.items()}, "operators": list(operators),
             "load_s": round(t_load, 2), "held_out_index_s": round(t_index, 2),
-            "round_s": round(t_round, 2), "verified": by_op,
+            "round_s": round(t_round, 2), "round_cpu_s": round(c_round, 2), "verified": by_op,
+            "load_average_1min": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "rejected": dict(sorted(batch.rejected.items()))}
 

@@ -101,3 +101,12 @@ def test_chinese_text_the_tags_cannot_read_is_a_counted_rejection():
     assert sum(batch.rejected.values()) >= len(odd)
     assert batch.rejected == {"op1_host_question_not_about_its_narrative": 3, "op2_no_alternative": 3,
                               "entity_none_replaceable": 3, "reorder_not_applicable_zh": 3}
+
+
+def test_jieba_keeps_its_cache_in_the_user_cache_or_temp_directory_not_a_shared_path():
+    from pathlib import Path
+    import tempfile
+
+    where = Path(zh.tagger().tokenizer.tmp_dir)
+    assert where.name in ("jieba",) or where.name.startswith("compaug-jieba-")
+    assert where != Path(tempfile.gettempdir())  # never the shared /tmp/jieba.cache

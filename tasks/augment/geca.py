@@ -183,9 +183,9 @@ def _en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Sequ
 def _nouns(tokens: Sequence[str], host: Problem) -> set[str]:
     """Content words that are not verbs, cue words or the host's counted entities."""
     counted = set(read(host).quantity_entities)
-    return {lemma(t.lower()) for t in tokens if t.isalpha() and t[:1].islower() and t.lower() not in _FUNCTION
-            and t.lower() not in CUE_WORDS_EN and not getLemma(t.lower(), upos="VERB", lemmatize_oov=False)
-            and lemma(t.lower()) not in counted and singular(t) not in counted}
+    return {singular(t) for t in tokens if t.isalpha() and t[:1].islower() and t.lower() not in _FUNCTION
+            and t.lower() not in CUE_WORDS_EN and getLemma(t.lower(), upos="NOUN", lemmatize_oov=False)
+            and lemma(t.lower()) == t.lower() and singular(t) not in counted}
 
 
 _PLAIN_VERBS = frozenset({"be", "have", "do", "will", "would", "can", "could"})

@@ -34,6 +34,7 @@ class Entity:
     key: str  # the name, or the folded noun (entities.entity_key)
     singular: str = ""  # noun surfaces to write (a name is written as its key)
     plural: str = ""
+    classifiers: frozenset = frozenset()  # Chinese: the count classifiers the pool uses with the noun
 
 
 def nouns_of(problem: Problem) -> set[str]:
@@ -80,8 +81,11 @@ class PoolEntities:
     alternatives: dict[tuple[str, str], set[str]]  # (kind, key) -> other keys sharing an environment
     surfaces: dict[str, tuple[str, str]]  # noun key -> (singular, plural) as written in the pool
     gender: dict[str, str]  # name -> "f" / "m" (the lexicon, else the original one-name problems' pronouns, if they agree)
+    classifiers: dict[str, set[str]] = None  # Chinese noun -> count classifiers seen with it ("个", "本")
 
     def entity(self, kind: str, key: str) -> Entity:
+        if kind == "noun" and _is_cjk(key):
+            return Entity("noun", key, classifiers=frozenset((self.classifiers or {}).get(key, ())))
         if kind == "name" or _is_cjk(key):
             return Entity("name", key)
         one, many = self.surfaces.get(key, (key, key) if key in INVARIANT else (key, plural(key)))
@@ -94,11 +98,16 @@ def _has_content(env: Sequence[str]) -> bool:
 
 def pool_entities(problems: Sequence[Problem], lexicon_gender: dict[str, str] | None = None) -> PoolEntities:
     by_env: dict[tuple, set[str]] = defaultdict(set)
+    classifiers: dict[str, set[str]] = defaultdict(set)
     seen_forms: dict[str, dict[bool, str]] = defaultdict(dict)
     votes: dict[str, set[str]] = defaultdict(set)
     for problem in problems:
         if problem.language == "zh":
             _zh_environments(problem, by_env, votes)
+            for entity in read(problem).quantity_entities:
+                if zh.count_noun(entity):
+                    unit, noun = entity.split(":", 1)
+                    classifiers[noun].add(unit)
             continue
         if problem.language != "en":
             continue
@@ -130,7 +139,7 @@ def pool_entities(problems: Sequence[Problem], lexicon_gender: dict[str, str] | 
     surfaces = {key: ((key, key) if key in INVARIANT else
                       (f.get(True, singular(f.get(False, key))), f.get(False, plural(f.get(True, key)))))
                 for key, f in seen_forms.items()}
-    return PoolEntities(dict(alternatives), surfaces, _genders(votes, lexicon_gender or {}))
+    return PoolEntities(dict(alternatives), surfaces, _genders(votes, lexicon_gender or {}), dict(classifiers))
 
 
 def _is_cjk(text: str) -> bool:
@@ -229,6 +238,11 @@ def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: 
         return "swap_target_already_in_problem"
     if text.count(old.key) != len(mentions):
         return "swap_mention_bound_to_its_words"
+    if old.kind == "noun" and new.classifiers:
+        used = {e.split(":", 1)[0] for e in read(problem).quantity_entities + (read(problem).question_entity,)
+                if e and e.endswith(":" + old.key)}
+        if not used <= new.classifiers:
+            return "swap_classifier_does_not_fit"  # "6本练习本" -> "6本铅笔盒": the pool counts 铅笔盒 with 个
     if old.kind == "name":
         said = zh.pronoun_gender(tokens)
         if said is not None and gender.get(new.key) != gender.get(old.key, said if said != "both" else None):

@@ -110,3 +110,12 @@ def test_jieba_keeps_its_cache_in_the_user_cache_or_temp_directory_not_a_shared_
     where = Path(zh.tagger().tokenizer.tmp_dir)
     assert where.name in ("jieba",) or where.name.startswith("compaug-jieba-")
     assert where != Path(tempfile.gettempdir())  # never the shared /tmp/jieba.cache
+
+
+def test_a_chinese_noun_swap_must_fit_the_classifiers_the_pool_counts_it_with():
+    p = build_problem("p", "明明买了6本练习本，兰兰买了3本练习本，明明比兰兰多买了多少本练习本？", "x=6-3", 3, "toy", "zh")
+    box = Entity("noun", "铅笔盒", classifiers=frozenset({"个"}))
+    assert swap_entity(p, Entity("noun", "练习本"), box, "geca_op2", "", 1) == "swap_classifier_does_not_fit"
+    book = Entity("noun", "作业本", classifiers=frozenset({"本"}))
+    assert swap_entity(p, Entity("noun", "练习本"), book, "geca_op2", "", 1).text == \
+        "明明买了6本作业本，兰兰买了3本作业本，明明比兰兰多买了多少本作业本？"

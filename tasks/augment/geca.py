@@ -224,8 +224,8 @@ def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: 
     if c > 0 and zh.continues(tokens, *u.spans[c]):
         return "op1_zh_statement_leans_on_the_clause_before"  # "其中女生有130人"
     host_places, donor_places = zh.places(host.tokens), zh.places(narrative)
-    if host_places and donor_places and not host_places & donor_places:
-        return "op1_zh_donor_in_another_place"  # 果园's pear trees into 公园's
+    if donor_places - host_places:
+        return "op1_zh_donor_in_another_place"  # 果园's pear trees into 公园's, 鼓号队 into 合唱队
     host_groups = zh.groups(tokens)
     if host_groups and zh.groups(narrative) - host_groups:
         return "op1_zh_donor_names_another_group"  # 五年级 in a problem about 四年级

@@ -361,10 +361,10 @@ def is_content(word: Word) -> bool:
             and word.text not in CLASSIFIERS and word.text not in QUESTION_WORDS)
 
 
-_PLACE_ENDS = tuple("园室角村厂店站场校区馆库队组班车间")
+_PLACE_ENDS = tuple("园室角村厂店站场校区馆库队组班车间学院")
 
 
 def places(tokens: Sequence[str]) -> set[str]:
     """Nouns that name where something is (公园, 果园, 图书角, 车间; jieba's ``s``/``ns`` too)."""
     return {w.text for w in words(tuple(tokens))
-            if (w.flag in ("s", "ns") or (_is_noun(w) and w.text.endswith(_PLACE_ENDS))) and len(w.text) > 1}
+            if (w.flag in ("s", "ns", "nt") or (_is_noun(w) and w.text.endswith(_PLACE_ENDS))) and len(w.text) > 1}

@@ -21,9 +21,9 @@ from prefect.artifacts import create_table_artifact
 from prefect.logging import get_run_logger
 
 from flows.params import LoopParams
-from flows.progress import LoopProgress
+from tasks.loop.progress import LoopProgress
 from flows.signals import crash_abandoned, is_stop, remember_crash
-from flows.tracking import LoopTracker
+from tasks.loop.tracking import LoopTracker
 from solvers.base import EpochStats
 from tasks.loop import rundir, steps
 from tasks.loop.config import RunConfigs

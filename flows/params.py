@@ -1,5 +1,6 @@
 """The validated parameter objects of the flows (rendered as forms in the Prefect UI): ``LoopParams`` of
-``augment_loop``, ``SplitParams`` and ``SDParams`` of the split and SD flows. Free of Prefect and
+``augment_loop``, ``SplitParams`` and ``SDParams`` of the split and SD flows; the study's are in
+flows/study_params.py. Free of Prefect and
 MLflow: the CLI's parser reads these fields for its options' help texts and defaults.
 
 One shape end to end: each settings model uses the field names and defaults of the pure config it

@@ -128,7 +128,7 @@ def crash_abandoned_flow_runs(flow_run_ids: list[str], message: str) -> int:
 
 def crash_abandoned(mlflow_client, mlflow_run_id: str, current: str | None, logger) -> None:
     """A run resuming its directory sets Crashed the earlier flow runs of that directory (the MLflow run's tag
-    ``prefect.flow_run_ids``, flows/tracking.py) that are still Running: kill -9 left them so."""
+    ``prefect.flow_run_ids``, tasks/loop/tracking.py) that are still Running: kill -9 left them so."""
     try:
         tag = mlflow_client.get_run(mlflow_run_id).data.tags.get("prefect.flow_run_ids", "")
         earlier = [i for i in tag.split(",") if i and i != str(current)]

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from flows.cli_run import params_from_args, register
+from cli.run import params_from_args, register
 from flows.params import QUICK_RUN, AugmentSettings, LoopParams, LoopSettings, TrainSettings
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig

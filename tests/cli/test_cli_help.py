@@ -4,8 +4,8 @@ import argparse
 
 import pytest
 
-from flows.cli import build_parser
-from flows.cli_fields import given
+from cli.main import build_parser
+from cli.fields import given
 from flows.split import SDParams, SplitParams
 from mwp.readers import FORMATS
 from tasks.dbca.atoms import K_RULES
@@ -81,7 +81,7 @@ def test_the_open_the_ui_hint_is_the_readmes_mlflow_command():
     import re
     from pathlib import Path
 
-    from flows.cli_run import mlflow_ui_command
+    from cli.run import mlflow_ui_command
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     documented = re.search(r"^MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false .*mlflow server .*$", readme, re.M).group(0)

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli_fields import add_section, given_sections
+from cli.fields import add_section, given_sections
 
 TOP = "top"  # the section of LoopParams' own fields
 
@@ -87,7 +87,7 @@ def _merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
 def params_from_args(args: argparse.Namespace):
     from flows.params import QUICK_RUN, LoopParams, lift_legacy_loop_keys
 
-    from flows.preflight import read_params_file
+    from cli.preflight import read_params_file
 
     base: dict[str, Any] = lift_legacy_loop_keys(read_params_file(args.params)) if args.params else {}
     quick = args.data__format in (None, "builtin") and not args.path and not args.params
@@ -164,7 +164,7 @@ def result_json(result: dict[str, Any]) -> str:
 
 def _writable(directory: Path) -> None:
     """Checked before any run directory or MLflow run exists: the output directory can be written."""
-    from flows.preflight import check_output_folder
+    from cli.preflight import check_output_folder
 
     check_output_folder(directory)
     try:
@@ -184,11 +184,11 @@ def run_command(args: argparse.Namespace) -> int:
         from tasks.loop.sharding import check_scheduler
 
         check_scheduler(params.score_dask_address)  # before any training: one clear line when it is not there
-    from flows.preflight import check_loop_data
+    from cli.preflight import check_loop_data
 
     check_loop_data(params)  # the data and split file make every set, before any run directory exists
     _writable(params.out_dir)
-    from flows.tracking import check_tracking
+    from tasks.loop.tracking import check_tracking
 
     check_tracking(params.tracking())  # seconds, not minutes of MLflow's retries after round 0 has trained
     from flows.augment_loop import augment_loop

@@ -9,9 +9,9 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
-    from flows.cli_fields import add_section
+    from cli.fields import add_section
     from flows.params import LoopSettings, TrainSettings
-    from flows.study import StudyParams
+    from flows.study_params import StudyParams
 
     p = subparsers.add_parser("study", help="controlled multi-seed study of the loop (paper 003 Tables 1, 4, 5)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -34,10 +34,10 @@ TOP = "top"  # the section of StudyParams' own fields
 
 def study_params(args: argparse.Namespace):
     """The study's parameters: the --params file, with the options given on the command line over it."""
-    from flows.cli_fields import given_sections
+    from cli.fields import given_sections
     from flows.params import lift_legacy_loop_keys
-    from flows.preflight import read_params_file
-    from flows.study import StudyParams
+    from cli.preflight import read_params_file
+    from flows.study_params import StudyParams
 
     values = lift_legacy_loop_keys(read_params_file(args.params)) if args.params else {}
     sections = given_sections(args)
@@ -45,7 +45,7 @@ def study_params(args: argparse.Namespace):
         values[key] = str(value) if isinstance(value, Path) else value
     for section, given in sections.items():
         values[section] = {**values.get(section, {}), **given}
-    return StudyParams.model_validate(values)  # errors: one line from flows/cli.py
+    return StudyParams.model_validate(values)  # errors: one line from cli/main.py
 
 
 def run_study(args: argparse.Namespace) -> int:
@@ -66,7 +66,7 @@ def run_study(args: argparse.Namespace) -> int:
         print(f"report: {summary['report']}\ncells pending: {len(summary['pending'])} of {summary['cells']}, "
               f"failed: {summary['failed'] or 'none'}")
         return 0
-    from flows.tracking import check_tracking
+    from tasks.loop.tracking import check_tracking
 
     check_tracking(params.tracking())
     from flows.signals import run_stoppable
@@ -81,7 +81,7 @@ def run_study(args: argparse.Namespace) -> int:
 def _check_cells(params) -> None:
     """Before any training: every cell's loop parameters validate, and each split's data and split
     file make every set (each data file read once)."""
-    from flows.preflight import check_loop_data
+    from cli.preflight import check_loop_data
 
     cells = params.cells()
     loops = {cell.key: params.loop_params(cell) for cell in cells}

@@ -1,4 +1,4 @@
-"""The ``compaug`` command line. Each sub-command lives in its own ``flows/cli_*.py`` module with a
+"""The ``compaug`` command line. Each sub-command lives in its own ``cli/*.py`` module with a
 ``register(subparsers)`` function; heavy libraries (torch, prefect, mlflow) are imported inside the
 command functions so that ``--help`` and data commands start fast."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import importlib
 import sys
 
 # Modules providing ``register(subparsers)``; a missing module is skipped so partial installs work.
-COMMAND_MODULES = ("flows.cli_data", "flows.cli_split", "flows.cli_run", "flows.cli_study")
+COMMAND_MODULES = ("cli.data", "cli.split", "cli.run", "cli.study")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

@@ -32,7 +32,7 @@ def _key_value(text: str) -> tuple[str, Any]:
 
 
 def register(subparsers) -> None:
-    from flows.params import WHERE_SCORED, AugmentSettings, DataSource, LoopParams, LoopSettings, SolverSettings, \
+    from flows.params import QUICK_RUN, WHERE_SCORED, AugmentSettings, DataSource, LoopParams, LoopSettings, SolverSettings, \
         TrainSettings
     from tasks.augment.registry import OPERATORS
 
@@ -66,7 +66,9 @@ def register(subparsers) -> None:
 
     loop = p.add_argument_group("loop")
     add_section(loop, LoopSettings, "loop", flags={"keep_fraction": ("--keep", "--keep-fraction")},
-                rounds={"help": "T, augmentation rounds (default 7; 3 for the quick run)"})
+                rounds={"help": f"{LoopSettings.model_fields['rounds'].description} (default "
+                                f"{LoopSettings.model_fields['rounds'].default}; {QUICK_RUN['loop']['rounds']} for the "
+                                "quick run)"})
     loop.add_argument("--keep-per-operator", dest="loop__retention", action="store_const", const="per-operator",
                       help="keep the top --keep of each operator's candidates (--retention per-operator)")
     add_section(loop, LoopParams, TOP, only=("seed", "out_dir", "experiment", "tracking_uri"),

@@ -20,8 +20,7 @@ def register(subparsers) -> None:
                                            "torch_threads"), flags={"out_dir": ("--out",)},
                 arms={"help": "arms, each a record of tasks/study/arms.py (default control loop)", "metavar": "ARM"})
     add_section(p.add_argument_group("loop (every arm; each arm's record changes some)"), LoopSettings, "loop",
-                flags={"keep_fraction": ("--keep", "--keep-fraction")},
-                rounds={"help": "T of the loop arms (default 7)"})
+                flags={"keep_fraction": ("--keep", "--keep-fraction")})
     add_section(p.add_argument_group("training (every training of every cell)"), TrainSettings, "train")
     p.add_argument("--dry-run", action="store_true", help="print the grid and an estimated wall time, run nothing")
     p.add_argument("--report-only", action="store_true",

@@ -12,17 +12,17 @@ errors (``extra="forbid"``): a typo is never a silent default.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model, model_validator
 
 from mwp.readers import FORMATS, DataSpec, check_source_path
-from ranking.retention import POLICIES
-from ranking.scores import SCORES
 from solvers.base import PRECISIONS, TrainConfig
 from solvers.registry import SOLVERS
 from tasks.augment.base import AugmentConfig
@@ -30,7 +30,7 @@ from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, K_RU
 from tasks.dbca.splitter import SPLIT_METHODS, SplitConfig
 from tasks.loop.config import LoopConfig, RunConfigs
 
-_DATA, _TRAIN, _AUGMENT, _LOOP, _SPLIT = DataSpec(), TrainConfig(), AugmentConfig(), LoopConfig(), SplitConfig()
+_DATA, _TRAIN, _AUGMENT, _SPLIT = DataSpec(), TrainConfig(), AugmentConfig(), SplitConfig()
 
 # The no-argument `compaug run`: a small corpus and a small GTS, 3 rounds, a few minutes on 2 CPU
 # cores. Paper-scale settings (hidden 512, 80 epochs, 7 rounds) are the defaults otherwise.
@@ -138,28 +138,9 @@ class AugmentSettings(Strict):
         return AugmentConfig(**{**values, "operators": tuple(values["operators"])}, seed=seed)
 
 
-class LoopSettings(Strict):
-    """The loop's own settings; validated by building :class:`tasks.loop.config.LoopConfig`, whose
-    defaults these are."""
-
-    rounds: int = Field(_LOOP.rounds, description="T, the number of augmentation rounds")
-    keep_fraction: float = Field(_LOOP.keep_fraction, description="share of verified candidates kept each round "
-                                 "(in (0, 1])")
-    retention: Literal[tuple(POLICIES)] = Field(_LOOP.retention, description="which scored candidates a round "
-                                                "keeps: the top fraction of all, of each operator, or as many "
-                                                "with at most one per original problem")
-    score: Literal[tuple(SCORES)] = Field(_LOOP.score, description="the score that ranks candidates")
-    warm_start: bool = Field(_LOOP.warm_start, description="the fast mode: rounds 1..T continue from the previous "
-                             "round's weights instead of retraining from scratch (the paper's way; docs/loop.md)")
-    warm_start_epochs: Optional[int] = Field(_LOOP.warm_start_epochs, description="with warm_start: epochs of "
-                                             "rounds 1..T (round 0 trains train.epochs from scratch); default: "
-                                             "train.epochs")
-    augment_rounds: bool = Field(_LOOP.augment_rounds, description="False: rounds 1..T generate and add nothing "
-                                 "and only train again on the original pool (with warm_start: the control for the "
-                                 "warm-started loop's extra training and learning-rate restarts)")
-
+class _LoopSettingsBase(Strict):
     @model_validator(mode="after")
-    def _builds(self) -> "LoopSettings":
+    def _builds(self) -> "_LoopSettingsBase":
         self.config()
         return self
 
@@ -167,10 +148,28 @@ class LoopSettings(Strict):
         return LoopConfig(**self.model_dump())
 
 
+def _loop_fields() -> dict[str, Any]:
+    """LoopConfig's fields as pydantic fields: type (a registry's Literal where it has choices), default
+    and help text, so that a loop setting is declared once, in tasks/loop/config.py."""
+    hints = typing.get_type_hints(LoopConfig)
+    out = {}
+    for f in dataclasses.fields(LoopConfig):
+        choices = f.metadata.get("choices")
+        kind = Literal[tuple(choices)] if choices else hints[f.name]
+        out[f.name] = (kind, Field(f.default, description=f.metadata["help"]))
+    return out
+
+
+# The loop's own settings; validated by building :class:`tasks.loop.config.LoopConfig`, whose fields,
+# defaults and help texts these are.
+LoopSettings = create_model("LoopSettings", __base__=_LoopSettingsBase, __module__=__name__, **_loop_fields())
+
+
 # Parameter files written before the `loop` section existed give its fields at the top level; they are
 # read into `loop` (a key given in both places is an error). The run directory's hash is computed from
 # the old flat shape (LoopParams.fingerprint), so such a run resumes in its directory.
-LEGACY_LOOP_KEYS = tuple(LoopSettings.model_fields)
+LEGACY_LOOP_KEYS = ("rounds", "keep_fraction", "retention", "score", "warm_start", "warm_start_epochs",
+                    "augment_rounds")
 
 
 def lift_legacy_loop_keys(values: Any, keys: tuple[str, ...] = LEGACY_LOOP_KEYS) -> Any:
@@ -188,10 +187,11 @@ def lift_legacy_loop_keys(values: Any, keys: tuple[str, ...] = LEGACY_LOOP_KEYS)
     return values
 
 
-# LoopParams fields added after run directories existed, named as in the flat payload the fingerprint
-# hashes (the loop section's fields at the top level). Left out of the fingerprint while at their
+# LoopParams fields added after run directories existed. Left out of the fingerprint while at their
 # default, so that a run (or a study cell) started before the field existed resumes in its directory.
-ADDED_AT_DEFAULT = ("warm_start_epochs", "train.precision", "augment_rounds")
+# Every loop setting but those of the first run directories is treated so without being listed here.
+ADDED_AT_DEFAULT = ("train.precision",)
+FIRST_LOOP_SETTINGS = ("keep_fraction", "retention", "score", "warm_start")  # always hashed (rounds: never)
 
 
 class LoopParams(Strict):
@@ -246,16 +246,16 @@ class LoopParams(Strict):
         same run continues it; so is where the candidates are scored, which gives the same scores.
         The loop section is hashed flat, as its fields were at the top level before it existed, so that
         every run directory made since keeps its name."""
-        payload = self.flat_dump(exclude={"out_dir", "tracking_uri", "experiment", "mlflow_parent_run_id",
-                                          *WHERE_SCORED})
-        payload.pop("rounds")
+        payload = self.model_dump(mode="json", exclude={"out_dir", "tracking_uri", "experiment",
+                                                        "mlflow_parent_run_id", *WHERE_SCORED})
+        loop, defaults = payload.pop("loop"), LoopSettings()
+        loop.pop("rounds")
+        payload.update({k: v for k, v in loop.items() if k in FIRST_LOOP_SETTINGS or v != getattr(defaults, k)})
         for dotted in ADDED_AT_DEFAULT:  # fields added after runs existed: at their default, the hash is unchanged
             *sections, key = dotted.split(".")
             holder, model = payload, type(self)
             for section in sections:
                 holder, model = holder[section], model.model_fields[section].annotation
-            if key not in model.model_fields:  # a loop field, hashed at the top level
-                model = LoopSettings
             if holder.get(key) == model.model_fields[key].default:
                 holder.pop(key)
         return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]

@@ -90,3 +90,22 @@ def test_the_open_the_ui_hint_is_the_readmes_mlflow_command():
     assert program.endswith("mlflow")
     assert hint == documented.replace(".venv/bin/mlflow", program).replace("sqlite:///$PWD/runs/mlflow.db",
                                                                            "sqlite:////tmp/runs/mlflow.db")
+
+
+def test_every_loop_setting_is_an_option_of_run_and_study_with_its_help_and_choices():
+    """A loop setting is declared once (tasks/loop/config.py); both commands offer it from there."""
+    import dataclasses
+
+    from ranking.retention import POLICIES
+    from tasks.loop.config import LoopConfig
+
+    commands = dict(_commands(build_parser()))
+    for command in (("run",), ("study",)):
+        actions: dict = {}
+        for a in _options(commands[command]):  # the first option of a dest (not run's --keep-per-operator)
+            actions.setdefault(a.dest, a)
+        for f in dataclasses.fields(LoopConfig):
+            action = actions[f"loop__{f.name}"]
+            assert action.help.startswith(f.metadata["help"].split(" (")[0][:40]), (command, f.name)
+        assert actions["loop__retention"].choices == tuple(POLICIES)
+        assert "--keep" in actions["loop__keep_fraction"].option_strings

@@ -12,7 +12,7 @@ COMMAND_MODULES = ("cli.data", "cli.split", "cli.run", "cli.study")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
-    """A usage error is one line too (issue #16): the option, what is wrong, where the usage is.
+    """A usage error is one line too: the option, what is wrong, where the usage is.
     Sub-command parsers are of this class as well (argparse makes them of their parent's class)."""
 
     def error(self, message: str):

@@ -159,7 +159,7 @@ def run_stoppable(command: str, resume_hint: str, body: Callable[[], T]) -> T:
                 raise
             print(f"compaug {command}: stopped by {_stop_name(err)}; {resume_hint}", file=sys.stderr, flush=True)
             # The process ends now: spare it the interpreter's final garbage collection of a heap of torch,
-            # MLflow and Prefect objects (5-10 s on 2 busy cores, measured), which would delay the exit.
+            # MLflow and Prefect objects, which would delay the exit by seconds.
             gc.freeze()
             raise SystemExit(128 + _stop_signal(err)) from None
 

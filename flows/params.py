@@ -274,10 +274,6 @@ class LoopParams(Strict):
                           self.train.config(self.seed, self.solver.device, progress), self.augment.config(self.seed),
                           self.loop.config())
 
-    def round_epochs(self, round_index: int) -> int:
-        """Epochs round ``round_index`` trains (``LoopConfig.round_epochs`` of this run's training)."""
-        return self.loop.config().round_epochs(round_index, self.train.epochs)
-
     def run_dir(self) -> Path:
         return self.out_dir / f"{self.experiment_name()}-{self.fingerprint()}"
 

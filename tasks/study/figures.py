@@ -1,8 +1,15 @@
 """The study's figures (matplotlib, Agg): Figure 6b (accuracy and training seconds by round), Figure 6a
-(accuracy against compound divergence over splits), and the control's validation curves."""
+(accuracy against compound divergence over splits), and the validation curves of the arms that
+train once (the control). Which arms those are is each arm's record (tasks/study/arms.py)."""
 from __future__ import annotations
 
 from collections import defaultdict
+
+from tasks.study.arms import ARMS
+
+
+def _trains_once(arm: str) -> bool:
+    return arm in ARMS and ARMS[arm].trains_once
 
 
 def _plt():
@@ -15,13 +22,13 @@ def _plt():
 
 
 def accuracy_by_round(study):
-    """Mean answer accuracy (main test set) and training seconds by round, loop-like arms, per split."""
+    """Mean answer accuracy (main test set) and training seconds by round, arms with rounds, per split."""
     from tasks.study.cells import main_set
 
     plt = _plt()
     fig, (acc_ax, sec_ax) = plt.subplots(1, 2, figsize=(10, 4))
     for (solver, split, arm), cells in sorted(study.by.items()):
-        if arm == "control":
+        if _trains_once(arm):
             continue
         by_round_acc, by_round_sec = defaultdict(list), defaultdict(list)
         for r in cells.values():
@@ -69,11 +76,12 @@ def accuracy_vs_divergence(study, divergences: dict[str, float]):
 
 
 def control_curves(study):
-    """The control arm's validation accuracy by epoch (has it flattened by its last epoch?)."""
+    """The validation accuracy by epoch of the arms that train once (the control): has it flattened by
+    its last epoch?"""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
     for (solver, split, arm), cells in sorted(study.by.items()):
-        if arm != "control":
+        if not _trains_once(arm):
             continue
         for seed, r in sorted(cells.items()):
             pts = [(e["epoch"], e["valid_answer_acc"]) for e in r.epochs if e.get("valid_answer_acc") is not None]

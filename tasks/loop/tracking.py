@@ -162,7 +162,7 @@ class LoopTracker:
     @classmethod
     def open(cls, tracking_uri: str, experiment: str, run_dir: Path, params: Mapping[str, Any],
              flow_run_id: str | None, run_name: str) -> "LoopTracker":
-        from flows.startup import prepare_experiment, tracking_client
+        from tasks.loop.startup import prepare_experiment, tracking_client
 
         client = tracking_client(tracking_uri)  # a new SQLite store is created by one process at a time
         state_path = run_dir / "mlflow.json"

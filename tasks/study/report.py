@@ -12,6 +12,7 @@ from typing import Any, Sequence
 from mwp.durable import write_json_durable, write_text_durable
 from tasks.study.arms import ARMS, PER_ROUND, RETENTION, TABLE1, TABLE5, WARM_START, in_table
 from tasks.study.cells import CellResult, compound_coverage, kept_diversity, kept_sample, main_set
+from tasks.study.sd_report import SD, sd_sections
 from tasks.study.stats import Interval, mean_std, paired_bootstrap
 
 
@@ -104,24 +105,6 @@ def table1(study: Study) -> list[str]:
                     iid, comdiv = study.accuracies(solver, "iid", name), study.accuracies(solver, "comdiv", name)
                     if iid and comdiv and mean_std(comdiv)[0] > 0:
                         lines.append(f"| {solver} | {name} | {mean_std(iid)[0] / mean_std(comdiv)[0] - 1:.3f} |")
-    return lines
-
-
-def table4(study: Study, labels: dict[str, str]) -> list[str]:
-    """SD accuracy on structural vs lexical test problems (labels from the SD split file)."""
-    if not labels or "sd" not in study.splits:
-        return []
-    lines = ["| solver | arm | structural | lexical |", "|---|---|---|---|"]
-    for solver in study.solvers:
-        for arm in study.arms:
-            by_kind: dict[str, list[float]] = defaultdict(list)
-            for r in study.by.get((solver, "sd", arm), {}).values():
-                correct = r.correct.get("sd", {})
-                for kind in ("structural", "lexical"):
-                    ids = [i for i, k in labels.items() if k == kind and i in correct]
-                    if ids:
-                        by_kind[kind].append(sum(correct[i] for i in ids) / len(ids))
-            lines.append(f"| {solver} | {arm} | {_fmt(by_kind['structural'])} | {_fmt(by_kind['lexical'])} |")
     return lines
 
 
@@ -259,9 +242,11 @@ def write_report(results: Sequence[CellResult], directory: Path, header: Sequenc
     retention = retention_table(study)
     if retention:
         lines += ["## Which problems each retention keeps", "", *retention, ""]
-    sd = table4(study, sd_labels or {})
-    if sd:
-        lines += ["## Table 4: SD structural vs lexical", "", *sd, ""]
+    for solver in study.solvers:  # the SD tables (Table 4, the arms against the control, kept problems to read)
+        by_arm = {arm: study.by.get((solver, SD, arm), {}) for arm in study.arms}
+        sd = sd_sections({arm: cells for arm, cells in by_arm.items() if cells}, sd_labels or {})
+        if sd:
+            lines += [f"# {solver} on SD", "", *sd]
     lines += ["## Figures", ""] + [f"![{name}]({name})" for name in figures] + ["", "## Per round (beyond the paper)",
                                                                                   "", *beyond(study)]
     report = directory / "report.md"

@@ -68,7 +68,7 @@ def test_smoke_deployment_runs_to_completion_on_a_local_server(tmp_path):
         out_dir = tmp_path / "runs"
         tiny = {"params": {"data": {"format": "builtin", "builtin_size": 80},
                            "solver": {"name": "gts", "model": {"embedding_size": 16, "hidden_size": 16}},
-                           "train": {"epochs": 2}, "augment": {"per_round_cap": 200}, "rounds": 1, "seed": 0,
+                           "train": {"epochs": 2}, "augment": {"per_round_cap": 200}, "loop": {"rounds": 1}, "seed": 0,
                            "out_dir": str(out_dir)}}
         started = run("deployment", "run", "augment-loop/smoke-builtin", "--params", json.dumps(tiny),
                       "--watch", "--watch-timeout", "400", timeout=450)

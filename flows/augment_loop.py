@@ -23,7 +23,7 @@ from prefect.logging import get_run_logger
 from flows.params import LoopParams
 from flows.progress import LoopProgress
 from flows.signals import crash_abandoned, is_stop, remember_crash
-from flows.tracking import LoopTracker
+from flows.tracking import LoopTracker, loop_run_name
 from solvers.base import EpochStats, TrainConfig
 from tasks.augment.base import AugmentConfig
 from tasks.loop import rundir, steps
@@ -181,7 +181,7 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
                          params.augment.config(params.seed))
     rundir.write_json_atomic(run_dir / "params.json", params.model_dump(mode="json"))
     tracker = LoopTracker.open(params.tracking(), params.experiment_name(), run_dir, params.model_dump(mode="json"),
-                               _flow_run_id(), run_name=run_dir.name)
+                               _flow_run_id(), run_name=loop_run_name(params.model_dump(mode="json"), params.fingerprint()))
     crash_abandoned(tracker.client, tracker.parent_run_id, _flow_run_id(), logger)  # Running after kill -9
     try:
         data = params.data.spec()
@@ -211,4 +211,5 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
     tracker.finish("FINISHED")
     return {"run_dir": run_dir, "rounds": records, "data": report, "tracking_uri": params.tracking(),
             "experiment": params.experiment_name(), "mlflow_run_id": tracker.parent_run_id,
+            "mlflow_experiment_id": tracker.experiment_id,
             "final_checkpoint": final_checkpoint, "flow_run_id": _flow_run_id()}

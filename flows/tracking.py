@@ -4,13 +4,15 @@ Everything goes through ``MlflowClient`` with explicit run ids, so parent and ch
 depend on which run happens to be "active". The ids live in ``run_dir/mlflow.json`` so that a
 resumed run keeps adding rounds to the same parent and a retried round reuses its child.
 
-Two kinds of metric, never under one key (one key, one step axis):
-
-- round metrics, the names of ``RoundRecord.metrics()`` (``pool_size``, ``kept``, ``valid_answer_acc``,
-  ``<set>_answer_acc``, ``train_seconds``, ...), step = round, on the parent and on the round's child;
-- epoch metrics, ``epoch/<name>`` (``epoch/train_loss``, ``epoch/train_seconds``,
-  ``epoch/valid_answer_acc``, ``epoch/valid_equation_acc``, ``epoch/lr``), step = epoch, on the round's
-  child only, logged when the epoch ends (the trainer's ``on_epoch``), not when the round does.
+Metric names carry a section prefix, so the MLflow UI groups its charts (``round_metrics``):
+``acc/`` (answer accuracy of validation and every test set: the headline), ``pool/``, ``kept/``,
+``verify/``, ``reject/``, ``score/``, ``eval/`` (equation accuracy, invalid rate, relative gap),
+``time/``; step = round, on the parent only. A round's child holds the per-epoch curves
+``epoch/<name>`` (step = epoch, logged as each epoch ends, from the trainer's ``on_epoch``), its
+answer accuracies ``acc/<set>`` (so the runs table has an accuracy per round) and, as parameters, what
+differs between rounds (``round``, ``pool_size``, ``kept``, ``kept.<operator>``, ``best_epoch``), so
+children compare. ``round_NN/metrics.json`` on disk keeps the ``RoundRecord`` (docs/loop.md maps the
+earlier flat MLflow names to these).
 
 Every round, round 0 included, has a child created when the round starts and ended when it ends
 (FINISHED, or FAILED/KILLED when the round raised), so the child's duration is the round's wall
@@ -30,16 +32,122 @@ from solvers.base import EpochStats
 from tasks.loop.record import RoundRecord
 
 PARENT_TAG = "mlflow.parentRunId"
+# MLflow 3's UI opens an experiment of this kind on its runs table, not on GenAI traces
+EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT = "mlflow.experimentKind", "custom_model_development"
 EPOCH_PREFIX = "epoch/"
 # EpochStats field -> epoch metric name (the key says what was timed: the training pass alone)
 EPOCH_METRICS = {"train_loss": "train_loss", "seconds": "train_seconds", "valid_answer_acc": "valid_answer_acc",
-                 "valid_equation_acc": "valid_equation_acc", "lr": "lr"}
+                 "valid_equation_acc": "valid_equation_acc"}
+# The learning rate in thousandths: MLflow's chart draws a flat 0.001 as 0 on a +-0.5 axis, 1.0 reads as itself.
+LR_METRIC, LR_SCALE = "epoch/lr_x1000", 1000.0
 
 
 def epoch_metrics(stats: EpochStats) -> dict[str, float]:
     """One epoch's numbers under their ``epoch/`` keys; an epoch without validation has no accuracies."""
     values = {EPOCH_PREFIX + name: getattr(stats, field) for field, name in EPOCH_METRICS.items()}
+    values[LR_METRIC] = stats.lr * LR_SCALE if stats.lr is not None else None
     return {key: float(value) for key, value in values.items() if value is not None}
+
+
+def accuracy_metrics(record: RoundRecord) -> dict[str, float]:
+    """The round's answer accuracies, ``acc/valid`` then ``acc/<test set>``: the headline numbers."""
+    out = {"acc/valid": record.valid_answer_acc} if record.valid_answer_acc is not None else {}
+    out.update({f"acc/{name}": m.answer_acc for name, m in sorted(record.tests.items())})
+    return {k: _shown(v) for k, v in out.items() if v == v}  # NaN is not a metric
+
+
+def _shown(value: float) -> float:
+    """Four decimals: the runs table prints a value as stored (0.48958333...); metrics.json keeps it whole."""
+    return round(float(value), 4)
+
+
+def round_metrics(record: RoundRecord) -> dict[str, float]:
+    """Every number of a round under its sectioned MLflow name (the parent's metrics, step = round).
+    Counts of what a round without augmentation did not do (round 0's candidates, kept, ...) are 0, so
+    every count chart starts at round 0; a score that round 0 has none of (confidence) is left out."""
+    out: dict[str, Any] = dict(accuracy_metrics(record))
+    for name, m in sorted(record.tests.items()):
+        out[f"eval/{name}_equation_acc"] = m.equation_acc
+        out[f"eval/{name}_invalid_rate"] = m.invalid_rate
+    out["eval/relative_gap"] = record.relative_gap
+    out["pool/size"] = record.pool_size
+    out["pool/compound_divergence"] = record.compound_divergence
+    g = record.generation
+    out["verify/candidates"] = g.candidates if g else 0
+    out["verify/verified"] = g.verified if g else 0
+    out["kept/total"] = g.kept if g else 0
+    if g:
+        out.update({f"verify/{op}": n for op, n in g.verified_by_operator.items()})
+        out.update({f"kept/{op}": n for op, n in g.kept_by_operator.items()})
+        out.update({f"reject/{reason}": n for reason, n in g.rejected.items()})
+        out.update({"kept/origins": g.kept_origins, "score/unscorable": g.unscorable,
+                    "score/confidence_mean": g.confidence_mean, "score/confidence_cut": g.confidence_cut})
+    out["time/train_seconds"] = record.train_seconds
+    out["time/round_seconds"] = record.round_seconds
+    return {k: _shown(v) for k, v in out.items() if v is not None and v == v}
+
+
+def round_params(record: RoundRecord) -> dict[str, str]:
+    """What differs between rounds, as parameters of the round's child (the compare view lines them up)."""
+    g = record.generation
+    out = {"round": record.round, "pool_size": record.pool_size, "kept": g.kept if g else 0,
+           "best_epoch": record.best_epoch if record.best_epoch is not None else "-"}
+    out.update({f"kept.{op}": n for op, n in sorted(g.kept_by_operator.items())} if g else {})
+    return {k: str(v) for k, v in out.items()}
+
+
+def loop_run_name(params: Mapping[str, Any], fingerprint: str) -> str:
+    """The parent's name in the runs table: solver, operators, seed, then the parameter hash that tells
+    runs apart (short words first, so a narrow column still shows what differs)."""
+    solver = (params.get("solver") or {}).get("name", "?")
+    operators = "+".join((params.get("augment") or {}).get("operators") or []) or "no-ops"
+    return f"{solver} {operators} s{params.get('seed', '?')} {fingerprint}"
+
+
+# A saved view of the runs table (MLflow's "share view": an experiment tag the URL names). Sorted by run
+# name, the table lists each run's parent and then its rounds, flat and in order (a child's name is its
+# parent's plus ``round-NN``); the columns are the accuracies and what differs between rounds, so a
+# researcher reads rounds without picking columns.
+VIEW_KEY = "compaug-rounds"
+VIEW_TAG = "mlflow.sharedViewState." + VIEW_KEY
+
+
+def runs_view(operators: Sequence[str], earlier: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The view's state: sort, columns (every known set's ``acc/``, the round parameters, those of
+    ``earlier`` views of this experiment kept, e.g. another run's operators) and the line charts'
+    x axis."""
+    from tasks.loop.record import SET_LABELS
+
+    columns = [f"metrics.`acc/{name}`" for name in SET_LABELS]
+    columns += ["params.`round`", "params.`pool_size`", "params.`kept`"]
+    columns += [f"params.`kept.{op}`" for op in operators]
+    columns += [c for c in (earlier or {}).get("selectedColumns", []) if c not in columns]
+    return {"orderByKey": "tags.`mlflow.runName`", "orderByAsc": True, "selectedColumns": columns,
+            "columnOrder": ["attributes.`Run Name`"], "columnWidths": {"attributes.`Run Name`": 340},
+            "hideEmptyCharts": True}
+
+
+def save_runs_view(client, experiment_id: str, operators: Sequence[str]) -> None:
+    """Write (or widen) the experiment's saved runs view; a view that cannot be read is replaced."""
+    tags = client.get_experiment(experiment_id).tags
+    try:
+        earlier = json.loads(tags.get(VIEW_TAG, "{}"))
+    except ValueError:
+        earlier = {}
+    client.set_experiment_tag(experiment_id, VIEW_TAG, json.dumps(runs_view(operators, earlier)))
+
+
+def child_run_name(parent_name: str, round_index: int) -> str:
+    """``<parent's name> round-NN``: sorted by name, a run's rounds follow it in order."""
+    return f"{parent_name} round-{round_index:02d}"
+
+
+def ui_urls(server: str, experiment_id: str, run_id: str) -> tuple[str, str]:
+    """The MLflow UI's runs table of the experiment (in its saved view, model-training mode) and the
+    parent run's page, under ``server``."""
+    base = f"{server.rstrip('/')}/#/experiments/{experiment_id}"
+    return (f"{base}/runs?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}",
+            f"{base}/runs/{run_id}?workflowType=machine_learning")
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
@@ -59,13 +167,20 @@ def local_artifact_root(tracking_uri: str) -> str | None:
 
 
 def ensure_experiment(client, name: str, tracking_uri: str) -> str:
-    """The id of experiment ``name``, created (with a local artifact root) when missing."""
+    """The id of experiment ``name``, created (with a local artifact root) when missing, tagged as model
+    development (MLflow 3's UI then opens it on its runs table)."""
     exp = client.get_experiment_by_name(name)
-    if exp is not None:
-        return exp.experiment_id
-    return client.create_experiment(name, artifact_location=local_artifact_root(tracking_uri))
+    if exp is None:
+        return client.create_experiment(name, artifact_location=local_artifact_root(tracking_uri),
+                                        tags={EXPERIMENT_KIND_TAG: MODEL_DEVELOPMENT})
+    if EXPERIMENT_KIND_TAG not in exp.tags:  # an experiment made before the tag existed
+        client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT)
+    return exp.experiment_id
 
 
+# Every flow run of a resumed run directory, oldest first (flows/signals.py crashes the abandoned ones);
+# set once a second flow run resumes it, so a run of one flow run shows only ``prefect.flow_run_id``.
+FLOW_RUNS_TAG = "prefect.flow_run_ids"
 REACHABLE_TIMEOUT_S = 5  # one bounded try: MLflow's own client retries an unreachable server for minutes
 
 
@@ -120,30 +235,45 @@ def _postgres_unreachable(dsn: str, timeout: float) -> str | None:
 
 
 def accuracy_figure(records: Sequence[RoundRecord]):
-    """Answer accuracy of every evaluated set by round (and the pool's compound divergence to the
-    compositional test set, when measured), as a matplotlib figure."""
+    """Answer accuracy by round of validation and of every test set, each named and said what it is
+    (and the pool's compound divergence to the compositional test set, when measured), with the pool
+    size and the problems kept in the round on a second axis, as a matplotlib figure."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    names = sorted({name for r in records for name in r.tests})
-    for name in names:
+    from tasks.loop.record import set_label
+
+    fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    counts = ax.twinx()
+    rounds = [r.round for r in records]
+    counts.bar(rounds, [r.pool_size for r in records], width=0.6, color="0.85", label="pool size (right axis)")
+    counts.bar(rounds, [r.generation.kept if r.generation else 0 for r in records], width=0.3, color="0.55",
+               label="kept this round (right axis)")
+    counts.set_ylabel("problems (pool, kept)")
+    ax.set_zorder(counts.get_zorder() + 1)  # lines over the bars
+    ax.patch.set_visible(False)
+    valid = [(r.round, r.valid_answer_acc) for r in records if r.valid_answer_acc is not None]
+    if valid:
+        ax.plot(*zip(*valid), marker="s", linestyle=":", color="black", label=set_label("valid"))
+    for name in sorted({name for r in records for name in r.tests}):
         pts = [(r.round, r.tests[name].answer_acc) for r in records if name in r.tests]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+        ax.plot(*zip(*pts), marker="o", label=set_label(name))
     divergence = [(r.round, r.compound_divergence) for r in records if r.compound_divergence is not None]
     if divergence:
-        ax.plot([p[0] for p in divergence], [p[1] for p in divergence], linestyle="--", marker="x", color="gray",
-                label="DBCA^c pool -> test")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("round")
-    ax.set_ylabel("answer accuracy / divergence")
+        ax.plot(*zip(*divergence), linestyle="--", marker="x", color="gray", label="DBCA^c divergence, pool -> test")
+    for axis in (ax, counts):
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("round (0: before augmentation)")
+    ax.set_ylabel("answer accuracy" + (" / compound divergence" if divergence else ""))
+    ax.set_ylim(0, 1.02)  # the whole scale: a change of 0.01 looks like one
     ax.set_title("Answer accuracy by round")
     ax.grid(alpha=0.3)
-    if names or divergence:
-        ax.legend(fontsize="small")
+    handles = [h for a in (ax, counts) for h in a.get_legend_handles_labels()[0]]
+    if handles:
+        ax.legend(handles=handles, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()
     return fig
 
@@ -169,10 +299,12 @@ class LoopTracker:
         parent = state.get("parent_run_id") if state.get("tracking_uri") == tracking_uri else None
         if parent:
             client.update_run(parent, status="RUNNING")
-            previous = client.get_run(parent).data.tags.get("prefect.flow_run_ids", "")
-            client.set_tag(parent, "prefect.flow_run_ids", ",".join(filter(None, [previous, flow_run_id or ""])))
+            tags = client.get_run(parent).data.tags
+            ids = [i for i in tags.get(FLOW_RUNS_TAG, tags.get("prefect.flow_run_id", "")).split(",") if i]
+            if flow_run_id and flow_run_id not in ids:
+                client.set_tag(parent, FLOW_RUNS_TAG, ",".join([*ids, flow_run_id]))
         else:
-            tags = {"prefect.flow_run_ids": flow_run_id or "", "compaug.run_dir": str(run_dir)}
+            tags = {"compaug.run_dir": str(run_dir.resolve())}
             if params.get("mlflow_parent_run_id"):  # a study's cell: nested under the study's run
                 tags[PARENT_TAG] = params["mlflow_parent_run_id"]
             run = client.create_run(experiment_id, run_name=run_name, tags=tags)
@@ -187,6 +319,7 @@ class LoopTracker:
             client.set_tag(parent, "prefect.flow_run_id", flow_run_id)
         # Parameters are logged once; a continued run may ask for more rounds than it started with.
         client.set_tag(parent, "compaug.rounds_requested", str(params.get("rounds")))
+        save_runs_view(client, experiment_id, (params.get("augment") or {}).get("operators") or [])
         tracker = cls(client, experiment_id, parent, state_path, state)
         tracker._save()
         return tracker
@@ -203,7 +336,8 @@ class LoopTracker:
             attempts = int(self.client.get_run(child).data.tags.get("compaug.attempts", "1")) + 1
             self.client.set_tag(child, "compaug.attempts", str(attempts))
             return child
-        run = self.client.create_run(self.experiment_id, run_name=f"round-{round_index}",
+        parent_name = self.client.get_run(self.parent_run_id).info.run_name
+        run = self.client.create_run(self.experiment_id, run_name=child_run_name(parent_name, round_index),
                                      tags={PARENT_TAG: self.parent_run_id, "compaug.round": key,
                                            "compaug.attempts": "1", "prefect.flow_run_id": flow_run_id or ""})
         self.state["children"][key] = run.info.run_id
@@ -217,19 +351,31 @@ class LoopTracker:
             self.client.log_metric(child, key, value, step=stats.epoch)
 
     def log_round(self, record: RoundRecord, kept_sample: list[dict] | None) -> None:
-        """The round's numbers on the parent and on its child, step = round; its record (and, for
-        rounds 1..T, a sample of the kept problems) as artifacts of the child."""
+        """The round's sectioned metrics on the parent (step = round); on its child, the answer
+        accuracies (step = round), what differs between rounds as parameters, and ``metrics.json``
+        (the record) and ``kept_sample.json`` (empty where the round kept nothing) at the same path
+        in every child, so children compare."""
         round_index = record.round
         child = self.state["children"][str(round_index)]
-        for key, value in record.metrics().items():
-            if value == value:  # NaN is not a metric
-                self.client.log_metric(self.parent_run_id, key, value, step=round_index)
-                self.client.log_metric(child, key, value, step=round_index)
-        self.client.log_dict(child, record.to_dict(), f"round_{round_index:02d}/metrics.json")
+        for key, value in round_metrics(record).items():
+            self.client.log_metric(self.parent_run_id, key, value, step=round_index)
+        for key, value in accuracy_metrics(record).items():
+            self.client.log_metric(child, key, value, step=round_index)
+        self._log_params_once(child, round_params(record))
+        self.client.log_dict(child, record.to_dict(), "metrics.json")
         if record.precision is not None:
             self.client.set_tag(child, "compaug.precision", record.precision)
-        if kept_sample is not None:
-            self.client.log_dict(child, {"kept_sample": kept_sample}, f"round_{round_index:02d}/kept_sample.json")
+        self.client.log_dict(child, {"kept_sample": kept_sample or []}, "kept_sample.json")
+
+    def _log_params_once(self, run_id: str, params: Mapping[str, str]) -> None:
+        """Parameters are write-once in MLflow: a retried round logs the ones it has not, and a value
+        that differs from its first try goes to the tag ``compaug.retry.<key>`` instead."""
+        logged = self.client.get_run(run_id).data.params
+        for key, value in params.items():
+            if key not in logged:
+                self.client.log_param(run_id, key, value)
+            elif logged[key] != value:
+                self.client.set_tag(run_id, f"compaug.retry.{key}", value)
 
     def end_round(self, round_index: int, status: str = "FINISHED") -> None:
         self.client.set_terminated(self.state["children"][str(round_index)], status)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from solvers.base import EpochStats
-from tasks.loop.record import RoundRecord
+from tasks.loop.record import Generation, RoundRecord
 
 PARENT_TAG = "mlflow.parentRunId"
 # MLflow 3's UI opens an experiment of this kind on its runs table, not on GenAI traces
@@ -78,7 +78,7 @@ def round_metrics(record: RoundRecord) -> dict[str, float]:
     out["kept/total"] = g.kept if g else 0
     if g:
         out.update({f"verify/{op}": n for op, n in g.verified_by_operator.items()})
-        out.update({f"kept/{op}": n for op, n in g.kept_by_operator.items()})
+        out.update({f"kept/{op}": n for op, n in _kept_by_operator(g).items()})
         out.update({f"reject/{reason}": n for reason, n in g.rejected.items()})
         out.update({"kept/origins": g.kept_origins, "score/unscorable": g.unscorable,
                     "score/confidence_mean": g.confidence_mean, "score/confidence_cut": g.confidence_cut})
@@ -87,12 +87,17 @@ def round_metrics(record: RoundRecord) -> dict[str, float]:
     return {k: _shown(v) for k, v in out.items() if v is not None and v == v}
 
 
+def _kept_by_operator(g: Generation) -> dict[str, int]:
+    """Kept problems of every operator that made verified ones, 0 included (a chart and a column each)."""
+    return {op: g.kept_by_operator.get(op, 0) for op in {**g.verified_by_operator, **g.kept_by_operator}}
+
+
 def round_params(record: RoundRecord) -> dict[str, str]:
     """What differs between rounds, as parameters of the round's child (the compare view lines them up)."""
     g = record.generation
     out = {"round": record.round, "pool_size": record.pool_size, "kept": g.kept if g else 0,
            "best_epoch": record.best_epoch if record.best_epoch is not None else "-"}
-    out.update({f"kept.{op}": n for op, n in sorted(g.kept_by_operator.items())} if g else {})
+    out.update({f"kept.{op}": n for op, n in sorted(_kept_by_operator(g).items())} if g else {})
     return {k: str(v) for k, v in out.items()}
 
 

@@ -18,6 +18,9 @@ def _round(r: int, generation: Generation | None = None, divergence: float | Non
 GEN = Generation(candidates=30, verified=20, unscorable=1, kept=10, confidence_mean=0.5, confidence_cut=0.75,
                  rejected={"matches_valid": 2, "no_number": 8}, verified_by_operator={"op1": 5, "op2": 15},
                  kept_by_operator={"op1": 4, "op2": 6}, kept_origins=7)
+NOTHING_KEPT_OF_OP2 = Generation(candidates=30, verified=20, unscorable=0, kept=4, confidence_mean=0.5,
+                                 confidence_cut=0.75, verified_by_operator={"op1": 5, "op2": 15},
+                                 kept_by_operator={"op1": 4})
 
 
 def test_round_metrics_are_sectioned_rounded_and_count_zero_in_round_0():
@@ -35,12 +38,14 @@ def test_round_metrics_are_sectioned_rounded_and_count_zero_in_round_0():
         "reject/matches_valid": 2.0, "reject/no_number": 8.0,
         "score/unscorable": 1.0, "score/confidence_mean": 0.5, "score/confidence_cut": 0.75}
     assert "best_epoch" not in " ".join(later)  # a round's setting, a parameter of its child
+    assert round_metrics(_round(1, NOTHING_KEPT_OF_OP2))["kept/op2"] == 0  # an operator that kept none: 0
 
 
 def test_round_params_say_what_differs_between_rounds():
     assert round_params(_round(0)) == {"round": "0", "pool_size": "100", "kept": "0", "best_epoch": "12"}
     assert round_params(_round(1, GEN)) == {"round": "1", "pool_size": "110", "kept": "10", "best_epoch": "12",
                                             "kept.op1": "4", "kept.op2": "6"}
+    assert round_params(_round(1, NOTHING_KEPT_OF_OP2))["kept.op2"] == "0"
 
 
 def test_epoch_metrics_give_the_learning_rate_in_thousandths():

@@ -46,7 +46,7 @@ def epoch_metrics(stats: EpochStats) -> dict[str, float]:
     """One epoch's numbers under their ``epoch/`` keys; an epoch without validation has no accuracies."""
     values = {EPOCH_PREFIX + name: getattr(stats, field) for field, name in EPOCH_METRICS.items()}
     values[LR_METRIC] = stats.lr * LR_SCALE if stats.lr is not None else None
-    return {key: float(value) for key, value in values.items() if value is not None}
+    return {key: float(f"{value:.5g}") for key, value in values.items() if value is not None}  # 0.6667, not 0.66666...
 
 
 def accuracy_metrics(record: RoundRecord) -> dict[str, float]:

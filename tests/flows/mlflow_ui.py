@@ -107,11 +107,12 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def _chromium(url: str, profile: Path, *extra: str, budget_ms: int = 30000) -> subprocess.CompletedProcess:
+def _chromium(url: str, profile: Path, *extra: str, budget_ms: int = 30000,
+             size: str = "1920,1080") -> subprocess.CompletedProcess:
     profile.mkdir(parents=True, exist_ok=True)
     cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
            "--hide-scrollbars", f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
-           "--window-size=1920,1080", *extra, url]
+           f"--window-size={size}", *extra, url]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
 
 
@@ -120,8 +121,8 @@ def page_dom(url: str, profile: Path) -> str:
     return _chromium(url, profile, "--dump-dom").stdout
 
 
-def screenshot(url: str, path: Path, profile: Path) -> None:
-    _chromium(url, profile, f"--screenshot={path.resolve()}")
+def screenshot(url: str, path: Path, profile: Path, size: str = "1920,1080") -> None:
+    _chromium(url, profile, f"--screenshot={path.resolve()}", size=size)
     if not path.exists():
         raise RuntimeError(f"chromium wrote no screenshot of {url}")
 
@@ -152,5 +153,6 @@ if __name__ == "__main__":  # screenshots for docs/img/
         with mlflow_server(store["uri"]) as base:
             extra = more_pages(store, base) if os.environ.get("MORE_PAGES") else {}
             for name, url in {**pages(store, base), **extra}.items():
-                screenshot(url, out / f"mlflow_{name}.png", Path(tmp) / f"profile-{name}")
+                size = {"runs": "1920,640", "child": "1920,1700"}.get(name, "1920,1080")
+                screenshot(url, out / f"mlflow_{name}.png", Path(tmp) / f"profile-{name}", size)
                 print(out / f"mlflow_{name}.png", url)

@@ -51,6 +51,9 @@ def test_round_params_say_what_differs_between_rounds():
 def test_epoch_metrics_give_the_learning_rate_in_thousandths():
     assert epoch_metrics(EpochStats(3, 0.5, 2.0, None, None, lr=5e-4)) == {
         "epoch/train_loss": 0.5, "epoch/train_seconds": 2.0, "epoch/lr_x1000": 0.5}
+    assert epoch_metrics(EpochStats(1, 2 / 3, 12.345678, 47 / 96, 0.0, lr=1e-3)) == {
+        "epoch/train_loss": 0.66667, "epoch/train_seconds": 12.346, "epoch/valid_answer_acc": 0.48958,
+        "epoch/valid_equation_acc": 0.0, "epoch/lr_x1000": 1.0}
 
 
 def test_run_names_sort_a_runs_rounds_after_it():
@@ -88,3 +91,17 @@ def test_the_accuracy_figure_names_every_set_and_draws_counts_on_a_second_axis(d
     assert counts.get_ylabel() == "problems (pool, kept)"
     assert [b.get_height() for b in counts.patches] == [100, 110, 0, 10]  # pool bars, then kept bars
     plt.close(fig)
+
+
+def test_the_run_summary_prints_the_runs_table_and_parent_run_links():
+    from flows.cli_run import format_summary
+
+    result = {"rounds": [_round(0)], "run_dir": "runs/x", "final_checkpoint": "runs/x/round_00/checkpoint",
+              "experiment": "compaug-builtin", "mlflow_run_id": "abc", "mlflow_experiment_id": "3",
+              "tracking_uri": "sqlite:////tmp/runs/mlflow.db", "flow_run_id": "f"}
+    lines = format_summary(result).splitlines()
+    assert ("  runs table  : http://127.0.0.1:5000/#/experiments/3/runs?workflowType=machine_learning"
+            "&viewStateShareKey=compaug-rounds") in lines
+    assert "  parent run  : http://127.0.0.1:5000/#/experiments/3/runs/abc?workflowType=machine_learning" in lines
+    remote = format_summary({**result, "tracking_uri": "http://mlflow.lab:8080"})
+    assert "  parent run  : http://mlflow.lab:8080/#/experiments/3/runs/abc?workflowType=machine_learning" in remote

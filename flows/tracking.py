@@ -61,10 +61,11 @@ def _shown(value: float) -> float:
     return round(float(value), 4)
 
 
-def round_metrics(record: RoundRecord) -> dict[str, float]:
+def round_metrics(record: RoundRecord, operators: Sequence[str] = ()) -> dict[str, float]:
     """Every number of a round under its sectioned MLflow name (the parent's metrics, step = round).
-    Counts of what a round without augmentation did not do (round 0's candidates, kept, ...) are 0, so
-    every count chart starts at round 0; a score that round 0 has none of (confidence) is left out."""
+    Counts of what a round without augmentation did not do (round 0's candidates, kept, and per
+    operator of ``operators``) are 0, so the count charts start at round 0; a score that round 0 has
+    none of (confidence) and rejection reasons (known only once candidates exist) are left out."""
     out: dict[str, Any] = dict(accuracy_metrics(record))
     for name, m in sorted(record.tests.items()):
         out[f"eval/{name}_equation_acc"] = m.equation_acc
@@ -76,7 +77,10 @@ def round_metrics(record: RoundRecord) -> dict[str, float]:
     out["verify/candidates"] = g.candidates if g else 0
     out["verify/verified"] = g.verified if g else 0
     out["kept/total"] = g.kept if g else 0
-    if g:
+    if not g:
+        out.update({f"{section}/{op}": 0 for op in operators for section in ("verify", "kept")})
+        out["kept/origins"] = 0 if operators else None
+    else:
         out.update({f"verify/{op}": n for op, n in g.verified_by_operator.items()})
         out.update({f"kept/{op}": n for op, n in _kept_by_operator(g).items()})
         out.update({f"reject/{reason}": n for reason, n in g.rejected.items()})
@@ -119,8 +123,7 @@ VIEW_TAG = "mlflow.sharedViewState." + VIEW_KEY
 
 def runs_view(operators: Sequence[str], earlier: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The view's state: sort, columns (every known set's ``acc/``, the round parameters, those of
-    ``earlier`` views of this experiment kept, e.g. another run's operators) and the line charts'
-    x axis."""
+    ``earlier`` views of this experiment kept, e.g. another run's operators) and the name column's width."""
     from tasks.loop.record import SET_LABELS
 
     columns = [f"metrics.`acc/{name}`" for name in SET_LABELS]
@@ -140,6 +143,14 @@ def save_runs_view(client, experiment_id: str, operators: Sequence[str]) -> None
     except ValueError:
         earlier = {}
     client.set_experiment_tag(experiment_id, VIEW_TAG, json.dumps(runs_view(operators, earlier)))
+
+
+# Round r's colour in MLflow's tables and charts (the UI's own colour tag; otherwise it hashes the run
+# id and two rounds can share a colour): matplotlib's tab10, one after another; the parent in dark grey.
+RUN_COLOR_TAG = "mlflow.runColor"
+ROUND_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+                "#17becf")
+PARENT_COLOR = "#333333"
 
 
 def child_run_name(parent_name: str, round_index: int) -> str:
@@ -284,8 +295,10 @@ def accuracy_figure(records: Sequence[RoundRecord]):
 
 
 class LoopTracker:
-    def __init__(self, client, experiment_id: str, parent_run_id: str, state_path: Path, state: dict):
+    def __init__(self, client, experiment_id: str, parent_run_id: str, state_path: Path, state: dict,
+                 operators: Sequence[str] = ()):
         self.client = client
+        self.operators = tuple(operators)  # round 0's per-operator counts are 0 under these names
         self.experiment_id = experiment_id
         self.parent_run_id = parent_run_id
         self.state_path = state_path
@@ -309,7 +322,7 @@ class LoopTracker:
             if flow_run_id and flow_run_id not in ids:
                 client.set_tag(parent, FLOW_RUNS_TAG, ",".join([*ids, flow_run_id]))
         else:
-            tags = {"compaug.run_dir": str(run_dir.resolve())}
+            tags = {"compaug.run_dir": str(run_dir.resolve()), RUN_COLOR_TAG: PARENT_COLOR}
             if params.get("mlflow_parent_run_id"):  # a study's cell: nested under the study's run
                 tags[PARENT_TAG] = params["mlflow_parent_run_id"]
             run = client.create_run(experiment_id, run_name=run_name, tags=tags)
@@ -324,8 +337,9 @@ class LoopTracker:
             client.set_tag(parent, "prefect.flow_run_id", flow_run_id)
         # Parameters are logged once; a continued run may ask for more rounds than it started with.
         client.set_tag(parent, "compaug.rounds_requested", str(params.get("rounds")))
-        save_runs_view(client, experiment_id, (params.get("augment") or {}).get("operators") or [])
-        tracker = cls(client, experiment_id, parent, state_path, state)
+        operators = (params.get("augment") or {}).get("operators") or []
+        save_runs_view(client, experiment_id, operators)
+        tracker = cls(client, experiment_id, parent, state_path, state, operators)
         tracker._save()
         return tracker
 
@@ -344,7 +358,8 @@ class LoopTracker:
         parent_name = self.client.get_run(self.parent_run_id).info.run_name
         run = self.client.create_run(self.experiment_id, run_name=child_run_name(parent_name, round_index),
                                      tags={PARENT_TAG: self.parent_run_id, "compaug.round": key,
-                                           "compaug.attempts": "1", "prefect.flow_run_id": flow_run_id or ""})
+                                           "compaug.attempts": "1", "prefect.flow_run_id": flow_run_id or "",
+                                           RUN_COLOR_TAG: ROUND_COLORS[round_index % len(ROUND_COLORS)]})
         self.state["children"][key] = run.info.run_id
         self._save()
         return run.info.run_id
@@ -362,7 +377,7 @@ class LoopTracker:
         in every child, so children compare."""
         round_index = record.round
         child = self.state["children"][str(round_index)]
-        for key, value in round_metrics(record).items():
+        for key, value in round_metrics(record, self.operators).items():
             self.client.log_metric(self.parent_run_id, key, value, step=round_index)
         for key, value in accuracy_metrics(record).items():
             self.client.log_metric(child, key, value, step=round_index)

@@ -1,6 +1,7 @@
 """A tiny loop run's MLflow store, an ``mlflow server`` on it and headless Chromium pages of its UI.
 
-Used by tests/flows/test_mlflow_ui.py and, run as a script, to make the screenshots in docs/img/:
+Used by tests/flows/test_mlflow_ui.py and, run as a script, to make the screenshots in docs/img/
+(the runs table, a round's child run, the parent's charts):
 
     PYTHONPATH=. .venv/bin/python tests/flows/mlflow_ui.py docs/img
 
@@ -127,6 +128,45 @@ def screenshot(url: str, path: Path, profile: Path, size: str = "1920,1080") -> 
         raise RuntimeError(f"chromium wrote no screenshot of {url}")
 
 
+def screenshot_after_wait(url: str, path: Path, profile: Path, size: str, wait_s: float = 30) -> None:
+    """A screenshot taken ``wait_s`` real seconds after loading (Chrome DevTools Protocol): a page of many
+    charts never finishes under ``--virtual-time-budget`` (its charts stay spinners)."""
+    import base64
+    import json
+
+    from websockets.sync.client import connect
+
+    port = free_port()
+    proc = subprocess.Popen([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                             "--hide-scrollbars", f"--remote-debugging-port={port}", f"--user-data-dir={profile}",
+                             f"--window-size={size}", "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json", timeout=2) as answer:
+                    targets = json.load(answer)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        page = next(t for t in targets if t["type"] == "page")
+        with connect(page["webSocketDebuggerUrl"], max_size=2 ** 27) as ws:
+            def call(message_id: int, method: str, **params):
+                ws.send(json.dumps({"id": message_id, "method": method, "params": params}))
+                while (reply := json.loads(ws.recv())).get("id") != message_id:
+                    pass
+                return reply["result"]
+
+            call(1, "Page.navigate", url=url)
+            time.sleep(wait_s)
+            path.write_bytes(base64.b64decode(call(2, "Page.captureScreenshot", format="png")["data"]))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
 def pages(store: dict[str, str], base: str) -> dict[str, str]:
     """The experiment's runs table and a round's child run page."""
     runs, _ = ui_urls(base, store["experiment_id"], store["parent"])
@@ -151,8 +191,10 @@ if __name__ == "__main__":  # screenshots for docs/img/
     with tempfile.TemporaryDirectory() as tmp:
         store = write_store(Path(tmp) / "runs")
         with mlflow_server(store["uri"]) as base:
-            extra = more_pages(store, base) if os.environ.get("MORE_PAGES") else {}
-            for name, url in {**pages(store, base), **extra}.items():
-                size = {"runs": "1920,640", "child": "1920,1700"}.get(name, "1920,1080")
+            for name, url in pages(store, base).items():
+                size = {"runs": "1920,640", "child": "1920,1700"}[name]
                 screenshot(url, out / f"mlflow_{name}.png", Path(tmp) / f"profile-{name}", size)
                 print(out / f"mlflow_{name}.png", url)
+            url = more_pages(store, base)["parent_charts"]
+            screenshot_after_wait(url, out / "mlflow_parent_charts.png", Path(tmp) / "profile-charts", "1920,2300")
+            print(out / "mlflow_parent_charts.png", url)

@@ -129,6 +129,7 @@ def test_each_round_child_spans_its_round_with_epoch_and_round_metrics_on_separa
         record = result["rounds"][r]
         assert child.info.status == "FINISHED"
         assert child.info.run_name == f"gts geca_op1+geca_op2 s3 {params.fingerprint()} round-{r:02d}"
+        assert child.data.tags["mlflow.runColor"] == ("#1f77b4", "#ff7f0e", "#2ca02c")[r]  # one colour a round
         # created when the round started, ended when it ended: the wall time of the round, training included
         assert child.info.end_time - child.info.start_time >= record.round_seconds * 1000 - 1
         assert record.round_seconds > record.train_seconds > 0

@@ -37,7 +37,10 @@ PARENT = "gts op1+op2 s0 0123abcdef"
 def test_the_runs_table_lists_the_rounds_flat_in_order_with_accuracy_columns(rendered):
     texts = _texts(rendered["runs"])
     names = [t for t in texts if t.startswith(PARENT)]
+    names = list(dict.fromkeys(names))
     assert names == [PARENT] + [f"{PARENT} round-{r:02d}" for r in range(3)]  # the parent, then its rounds
+    colours = [texts[texts.index(name) - 1] for name in names]  # each row's colour swatch precedes its name
+    assert colours == ["#333333", "#1f77b4", "#ff7f0e", "#2ca02c"]  # every round its own colour
     for column in ("acc/valid", "acc/iid", "acc/comdiv", "pool_size", "kept", "kept.op1", "round"):
         assert column in texts, column
     assert "Judges" not in texts and "Sessions" not in texts  # the model-training sidebar, not GenAI's

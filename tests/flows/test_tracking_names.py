@@ -30,6 +30,9 @@ def test_round_metrics_are_sectioned_rounded_and_count_zero_in_round_0():
         "eval/iid_invalid_rate": 0.0, "eval/relative_gap": 1.0,
         "pool/size": 100.0, "verify/candidates": 0.0, "verify/verified": 0.0, "kept/total": 0.0,
         "time/train_seconds": 5.0, "time/round_seconds": 6.0}
+    assert {k: v for k, v in round_metrics(_round(0), ["op1", "op2"]).items() if k.startswith(("kept", "verify"))} == {
+        "verify/candidates": 0.0, "verify/verified": 0.0, "kept/total": 0.0, "verify/op1": 0.0, "verify/op2": 0.0,
+        "kept/op1": 0.0, "kept/op2": 0.0, "kept/origins": 0.0}  # every count chart starts at round 0
     later = round_metrics(_round(1, GEN, divergence=0.81234567))
     assert {k: v for k, v in later.items() if k.split("/")[0] in ("kept", "verify", "reject", "score", "pool")} == {
         "pool/size": 110.0, "pool/compound_divergence": 0.8123,

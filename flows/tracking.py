@@ -32,7 +32,8 @@ from solvers.base import EpochStats
 from tasks.loop.record import Generation, RoundRecord
 
 PARENT_TAG = "mlflow.parentRunId"
-# MLflow 3's UI opens an experiment of this kind on its runs table, not on GenAI traces
+# What the experiment is: model development, not GenAI. MLflow 3.17.2's UI picks its mode from the URL's
+# ``workflowType`` or the browser's stored choice before this tag, so ``ui_urls`` carry the mode too.
 EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT = "mlflow.experimentKind", "custom_model_development"
 EPOCH_PREFIX = "epoch/"
 # EpochStats field -> epoch metric name (the key says what was timed: the training pass alone)
@@ -184,7 +185,7 @@ def local_artifact_root(tracking_uri: str) -> str | None:
 
 def ensure_experiment(client, name: str, tracking_uri: str) -> str:
     """The id of experiment ``name``, created (with a local artifact root) when missing, tagged as model
-    development (MLflow 3's UI then opens it on its runs table)."""
+    development."""
     exp = client.get_experiment_by_name(name)
     if exp is None:
         return client.create_experiment(name, artifact_location=local_artifact_root(tracking_uri),

@@ -23,7 +23,8 @@ from prefect.logging import get_run_logger
 from flows.params import LoopParams
 from flows.progress import LoopProgress
 from flows.signals import crash_abandoned, is_stop, remember_crash
-from flows.tracking import LoopTracker, loop_run_name
+from flows.tracking import LoopTracker
+from flows.tracking_names import loop_run_name
 from solvers.base import EpochStats, TrainConfig
 from tasks.augment.base import AugmentConfig
 from tasks.loop import rundir, steps

@@ -211,7 +211,7 @@ def format_summary(result: dict[str, Any]) -> str:
         lines.append(f"  open the UI : {mlflow_ui_command(tracking)}")
     server = "http://127.0.0.1:5000" if tracking.startswith("sqlite:") else tracking
     if tracking.startswith(("sqlite:", "http://", "https://")) and result.get("mlflow_experiment_id"):
-        from flows.tracking import ui_urls
+        from flows.tracking_names import ui_urls
 
         runs, parent = ui_urls(server, result["mlflow_experiment_id"], result["mlflow_run_id"])
         lines += [f"  runs table  : {runs}", f"  parent run  : {parent}"]

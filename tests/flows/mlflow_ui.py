@@ -21,7 +21,8 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-from flows.tracking import LoopTracker, loop_run_name, ui_urls
+from flows.tracking import LoopTracker
+from flows.tracking_names import loop_run_name, ui_urls
 from solvers.base import EpochStats
 from tasks.loop.record import Generation, RoundRecord, SetMetrics
 

@@ -1,10 +1,12 @@
-"""The MLflow names, parameters, view and figure of flows/tracking.py, on hand-made rounds."""
+"""The MLflow names, parameters and view of flows/tracking_names.py and the accuracy figure of
+flows/tracking.py, on hand-made rounds."""
 import json
 
 import pytest
 
-from flows.tracking import (accuracy_figure, child_run_name, epoch_metrics, loop_run_name, round_metrics,
-                            round_params, runs_view, ui_urls)
+from flows.tracking import accuracy_figure
+from flows.tracking_names import (child_run_name, epoch_metrics, loop_run_name, round_metrics, round_params, runs_view,
+                                  ui_urls)
 from solvers.base import EpochStats
 from tasks.loop.record import Generation, RoundRecord, SetMetrics
 

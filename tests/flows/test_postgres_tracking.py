@@ -118,7 +118,7 @@ def test_the_rows_are_in_postgres_tables(finished_run, postgres_uri):
         cursor.execute("select count(*) from tags where key = 'mlflow.parentRunId' and value = %s",
                        (result["mlflow_run_id"],))
         assert cursor.fetchone()[0] == 3  # a child per round, round 0 included
-        cursor.execute("select step from metrics where run_uuid = %s and key = 'pool_size' order by step",
+        cursor.execute("select step from metrics where run_uuid = %s and key = 'pool/size' order by step",
                        (result["mlflow_run_id"],))
         assert [row[0] for row in cursor.fetchall()] == [0, 1, 2]
     connection.close()

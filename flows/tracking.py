@@ -262,7 +262,7 @@ class LoopTracker:
             self.client.log_metric(self.parent_run_id, key, value, step=round_index)
         for key, value in accuracy_metrics(record).items():
             self.client.log_metric(child, key, value, step=round_index)
-        self._log_params_once(child, round_params(record))
+        self._log_params_once(child, round_params(record, self.operators))
         self.client.log_dict(child, record.to_dict(), "metrics.json")
         if record.precision is not None:
             self.client.set_tag(child, "compaug.precision", record.precision)

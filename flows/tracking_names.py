@@ -73,12 +73,14 @@ def _kept_by_operator(g: Generation) -> dict[str, int]:
     return {op: g.kept_by_operator.get(op, 0) for op in {**g.verified_by_operator, **g.kept_by_operator}}
 
 
-def round_params(record: RoundRecord) -> dict[str, str]:
-    """What differs between rounds, as parameters of the round's child (the compare view lines them up)."""
+def round_params(record: RoundRecord, operators: Sequence[str] = ()) -> dict[str, str]:
+    """What differs between rounds, as parameters of the round's child (the compare view lines them up);
+    a round without augmentation kept 0 of each of ``operators``."""
     g = record.generation
     out = {"round": record.round, "pool_size": record.pool_size, "kept": g.kept if g else 0,
            "best_epoch": record.best_epoch if record.best_epoch is not None else "-"}
-    out.update({f"kept.{op}": n for op, n in sorted(_kept_by_operator(g).items())} if g else {})
+    kept = _kept_by_operator(g) if g else dict.fromkeys(operators, 0)
+    out.update({f"kept.{op}": n for op, n in sorted(kept.items())})
     return {k: str(v) for k, v in out.items()}
 
 

@@ -144,7 +144,8 @@ def test_each_round_child_spans_its_round_with_epoch_and_round_metrics_on_separa
             assert key.startswith(("epoch/", "acc/")), key
         assert child.data.params["round"] == str(r) and child.data.params["pool_size"] == str(record.pool_size)
         assert child.data.params["kept"] == str(record.generation.kept if record.generation else 0)
-        assert ("kept.geca_op1" in child.data.params) == (r > 0)
+        assert child.data.params["kept.geca_op1"] == str(record.generation.kept_by_operator.get("geca_op1", 0)
+                                                         if record.generation else 0)
         assert child.data.tags["compaug.precision"] == record.precision == "fp32"
         names = {a.path for a in client.list_artifacts(child.info.run_id)}
         assert {"metrics.json", "kept_sample.json"} <= names  # the same paths in every child: compare finds them

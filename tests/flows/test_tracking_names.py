@@ -48,6 +48,8 @@ def test_round_metrics_are_sectioned_rounded_and_count_zero_in_round_0():
 
 def test_round_params_say_what_differs_between_rounds():
     assert round_params(_round(0)) == {"round": "0", "pool_size": "100", "kept": "0", "best_epoch": "12"}
+    assert round_params(_round(0), ["op1"]) == {"round": "0", "pool_size": "100", "kept": "0", "best_epoch": "12",
+                                                "kept.op1": "0"}
     assert round_params(_round(1, GEN)) == {"round": "1", "pool_size": "110", "kept": "10", "best_epoch": "12",
                                             "kept.op1": "4", "kept.op2": "6"}
     assert round_params(_round(1, NOTHING_KEPT_OF_OP2))["kept.op2"] == "0"

@@ -19,6 +19,13 @@ A judge copies a sample file to ``<dataset>.judged.jsonl`` and fills every ``ver
 
   python bench/label_audit.py --split runs/splits/mawps-comdiv-c0.77.json --out docs/audits
   python bench/label_audit.py --score docs/audits
+
+``--verified`` draws from the round's *verified* candidates instead (every automatic check passed, no
+solver trained, nothing ranked or kept): Chinese on the train side of a Math23K split file, English on
+the train side of MAWPS's seeded random split. Its files are named ``<dataset>-verified.*``; the precision
+they give is that of verified candidates, not of kept ones.
+
+  python bench/label_audit.py --verified --math23k-split runs/splits/m23k.json --out docs/audits
 """
 from __future__ import annotations
 
@@ -32,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.audit_files import JudgedFileError, read_judged, write_sample  # noqa: E402
 from flows.environment import apply_defaults  # noqa: E402
 
 apply_defaults()
@@ -74,8 +82,7 @@ def audit_round(name: str, train, valid, held_out: dict, solver_options: dict, e
                          "answer": float(c.answer), "confidence": round(kept_ids[c.id], 4),
                          "parents": [{"id": pid, "text": by_id[pid].text} for pid in c.provenance.parents],
                          "detail": c.provenance.detail, "verdict": "", "reason": ""})
-    with open(out / f"{name}.sample.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    write_sample(out / f"{name}.sample.jsonl", rows)
     record = {"dataset": name, "train": len(train), "solver": solver_options, "epochs": epochs,
               "best_epoch": summary.best_epoch, "valid_answer_acc": summary.best_valid_answer_acc,
               "verified": dict(Counter(c.provenance.operator for c in batch.candidates)),
@@ -87,22 +94,67 @@ def audit_round(name: str, train, valid, held_out: dict, solver_options: dict, e
     return record
 
 
+def verified_round(name: str, train, held_out: dict, seed: int, per_operator: int, out: Path,
+                   operators: tuple[str, ...]) -> dict:
+    """One round's verified candidates (no solver), a seeded sample of each operator to judge."""
+    from mwp.expr import Num, substitute, to_infix
+    from tasks.augment.base import AugmentConfig
+    from tasks.augment.generate import generate_candidates
+    from tasks.augment.leakage import HeldOut
+
+    t0 = time.perf_counter()
+    batch = generate_candidates(train, AugmentConfig(seed=seed), 1, HeldOut.build(held_out))
+    by_id = {p.id: p for p in train}
+    rng = random.Random(seed)
+    rows = []
+    for operator in operators:
+        mine = [c for c in batch.candidates if c.provenance.operator == operator]
+        for c in sorted(rng.sample(mine, min(per_operator, len(mine))), key=lambda c: c.id):
+            equation = to_infix(substitute(c.expression, {i: Num(v) for i, v in enumerate(c.values)}))
+            rows.append({"dataset": name, "operator": operator, "id": c.id, "text": c.text, "equation": equation,
+                         "answer": str(c.answer), "parents": [{"id": pid, "text": by_id[pid].text}
+                                                              for pid in c.provenance.parents],
+                         "detail": c.provenance.detail, "verdict": "", "reason": ""})
+    with open(out / f"{name}.sample.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    record = {"dataset": name, "train": len(train), "what": "verified candidates (not scored, not kept)",
+              "verified": dict(Counter(c.provenance.operator for c in batch.candidates)),
+              "rejected": dict(sorted(batch.rejected.items())), "sampled": dict(Counter(r["operator"] for r in rows)),
+              "seconds": round(time.perf_counter() - t0, 1)}
+    (out / f"{name}.round.json").write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
+    return record
+
+
+def wilson(correct: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% by default)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = correct / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def score(directory: Path) -> int:
     counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for path in sorted(directory.glob("*.judged.jsonl")):
-        for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            row = json.loads(line)
-            if row.get("verdict") not in VERDICTS:
-                print(f"{path}:{line_no}: verdict must be one of {VERDICTS}, got {row.get('verdict')!r}", file=sys.stderr)
-                return 2
+        try:
+            rows = read_judged(path, VERDICTS)
+        except JudgedFileError as err:
+            print(err, file=sys.stderr)
+            return 2
+        for row in rows:
             counts[(row["dataset"], row["operator"])][row["verdict"]] += 1
-            counts[("all", row["operator"])][row["verdict"]] += 1
-    print("| data | operator | judged | correct | wrong_label | incoherent_text | precision |")
-    print("|---|---|---|---|---|---|---|")
-    for (data, operator), c in sorted(counts.items(), key=lambda kv: (kv[0][0] == "all", kv[0])):
+            # kept problems and verified candidates are pooled apart: they answer different questions
+            pool = "all verified" if row["dataset"].endswith("-verified") else "all kept"
+            counts[(pool, row["operator"])][row["verdict"]] += 1
+    print("| data | operator | judged | correct | wrong_label | incoherent_text | precision | Wilson 95% |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (data, operator), c in sorted(counts.items(), key=lambda kv: (kv[0][0].startswith("all"), kv[0])):
         n = sum(c.values())
+        low, high = wilson(c["correct"], n)
         print(f"| {data} | {operator} | {n} | {c['correct']} | {c['wrong_label']} | {c['incoherent_text']} | "
-              f"{c['correct'] / n:.2f} |")
+              f"{c['correct'] / n:.2f} | [{low:.2f}, {high:.2f}] |")
     return 0
 
 
@@ -116,10 +168,30 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="solver, split and augmentation seed; files are named "
                         "<dataset>-seedN unless N is 0")
     parser.add_argument("--only", nargs="+", default=(), metavar="OPERATOR", help="sample only these operators")
+    parser.add_argument("--verified", action="store_true", help="sample verified candidates (no solver): Math23K "
+                        "(Chinese) and MAWPS (English)")
+    parser.add_argument("--math23k-split", type=Path, help="Math23K split file (compaug split --format math23k)")
+    parser.add_argument("--math23k", type=Path, default=Path("../shared/data/math23k/math23k.json"))
     parser.add_argument("--score", type=Path, metavar="DIR", help="print precision per operator from judged files")
     args = parser.parse_args()
     if args.score:
         return score(args.score)
+    if args.verified:
+        from mwp.readers import DataSpec, read_math23k
+        from tasks.loop.datasets import load_split_file, split_problems
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        if args.math23k_split:
+            problems = read_math23k(args.math23k).problems
+            train, valid, tests = split_problems(problems, args.seed, split=load_split_file(args.math23k_split))
+            print(json.dumps(verified_round("math23k-comdiv-verified", train, {"valid": valid, **tests}, args.seed,
+                                            args.per_operator, args.out, ("geca_op1", "geca_op2")),
+                             ensure_ascii=False), flush=True)
+        _, mawps = DataSpec("mawps", args.mawps).load()
+        train, valid, tests = split_problems(mawps, args.seed)
+        print(json.dumps(verified_round("mawps-iid-verified", train, {"valid": valid, **tests}, args.seed,
+                                        args.per_operator, args.out, ("geca_op1",))), flush=True)
+        return 0
     if not args.split:
         parser.error("--split is required to draw samples")
     from mwp.readers import DataSpec

@@ -28,7 +28,7 @@ from flows.tracking_names import loop_run_name
 from solvers.base import EpochStats, TrainConfig
 from tasks.augment.base import AugmentConfig
 from tasks.loop import rundir, steps
-from tasks.loop.datasets import DataSets, GapMeasure
+from tasks.loop.datasets import DataSets, GapMeasure, check_unchanged, source_fingerprint
 from tasks.loop.record import RoundRecord, relative_gap, table_row
 from tasks.loop.sharding import ScoringWorkers
 
@@ -180,6 +180,8 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
     configs = RunConfigs(params.solver.name, params.solver.config(),
                          params.train.config(params.seed, params.solver.device, progress=sys.stderr.isatty()),
                          params.augment.config(params.seed))
+    if (run_dir / "data" / "report.json").exists():  # a resume with changed data is refused before MLflow hears of it
+        check_unchanged(run_dir / "data", source_fingerprint(params.data.spec(), params.split_file))
     rundir.write_json_atomic(run_dir / "params.json", params.model_dump(mode="json"))
     tracker = LoopTracker.open(params.tracking(), params.experiment_name(), run_dir, params.model_dump(mode="json"),
                                _flow_run_id(), run_name=loop_run_name(params.model_dump(mode="json"), params.fingerprint()))
@@ -189,6 +191,8 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
         sets, report = steps.prepare_data(data, run_dir, params.seed, params.test_fraction, params.valid_fraction,
                                           params.split_file, params.iid_holdout_fraction)
         gap = steps.prepare_gap_measure(data, params.split_file, run_dir) if params.split_file else None
+        for line in rundir.redo_unreadable(run_dir):  # a damaged marker: that round and later ones again
+            logger.warning(line)
         done = set(rundir.completed_rounds(run_dir))
         if done:
             logger.info("resuming %s: rounds %s already complete", run_dir, sorted(done))

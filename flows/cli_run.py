@@ -253,13 +253,19 @@ def run_command(args: argparse.Namespace) -> int:
     from flows.tracking import check_tracking
 
     check_tracking(params.tracking())  # seconds, not minutes of MLflow's retries after round 0 has trained
-    from flows.augment_loop import augment_loop
+    from flows.startup import claim_run
 
-    print(f"compaug run: {params.data.format} data, solver {params.solver.name}, {params.rounds} rounds, "
-          f"keep {params.keep_fraction:.0%}; run directory {params.run_dir()}", flush=True)
-    from flows.signals import run_stoppable
+    held = claim_run(params)  # run directory in use, data changed: one line before any flow run or MLflow change
+    try:
+        from flows.augment_loop import augment_loop
 
-    result = run_stoppable("run", f"run directory {params.run_dir()} can be resumed by running the same command",
-                           lambda: augment_loop(params))
+        print(f"compaug run: {params.data.format} data, solver {params.solver.name}, {params.rounds} rounds, "
+              f"keep {params.keep_fraction:.0%}; run directory {params.run_dir()}", flush=True)
+        from flows.signals import run_stoppable
+
+        result = run_stoppable("run", f"run directory {params.run_dir()} can be resumed by running the same command",
+                               lambda: augment_loop(params))
+    finally:
+        held.close()
     print(result_json(result) if args.json else format_summary(result))
     return 0

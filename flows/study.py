@@ -102,21 +102,20 @@ class StudyParams(Strict):
 
 def _study_run(params: StudyParams) -> str:
     """The study's MLflow parent run (kept in the study directory, so a resumed study reuses it)."""
-    from mlflow.tracking import MlflowClient
-
-    from flows.tracking import ensure_experiment
+    from flows.startup import prepare_experiment, tracking_client
+    from mwp.durable import write_json_durable
 
     state_path = params.directory() / "mlflow.json"
     uri = params.tracking()
     state = json.loads(state_path.read_text()) if state_path.exists() else {}
-    client = MlflowClient(tracking_uri=uri)
+    client = tracking_client(uri)
     if state.get("tracking_uri") == uri:
         client.update_run(state["run_id"], status="RUNNING")
         return state["run_id"]
-    experiment = ensure_experiment(client, f"compaug-study-{params.name}", uri)
+    experiment = prepare_experiment(client, f"compaug-study-{params.name}", uri)
     run = client.create_run(experiment, run_name=params.name, tags={"compaug.study_dir": str(params.directory())})
     client.log_dict(run.info.run_id, params.model_dump(mode="json"), "study_params.json")
-    state_path.write_text(json.dumps({"tracking_uri": uri, "run_id": run.info.run_id}))
+    write_json_durable(state_path, {"tracking_uri": uri, "run_id": run.info.run_id})
     return run.info.run_id
 
 

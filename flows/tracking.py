@@ -17,13 +17,12 @@ earlier flat MLflow names to these).
 Every round, round 0 included, has a child created when the round starts and ended when it ends
 (FINISHED, or FAILED/KILLED when the round raised), so the child's duration is the round's wall
 time. A retried round (a re-run after a failure) reopens the same child, counts the attempt in the
-tag ``compaug.attempts`` and logs its epochs again: MLflow keeps both points at each epoch step
-(the later ones are the retry's; ``round_NN/epochs.json`` holds only the retry's).
+tag ``compaug.attempts`` and logs each (metric, step) the run does not hold yet: the first value logged
+stays (``round_NN/epochs.json`` holds the retry's).
 """
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -31,6 +30,7 @@ from typing import Any, Mapping, Sequence
 from flows.tracking_names import (EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT, PARENT_COLOR, ROUND_COLORS, RUN_COLOR_TAG,
                                   VIEW_TAG, accuracy_metrics, child_run_name, epoch_metrics, round_metrics,
                                   round_params, runs_view)
+from mwp.durable import write_json_durable
 from solvers.base import EpochStats
 from tasks.loop.record import RoundRecord
 
@@ -184,17 +184,19 @@ class LoopTracker:
         self.parent_run_id = parent_run_id
         self.state_path = state_path
         self.state = state
+        # (key, step) already logged on each reopened run: a round that is redone (its marker was
+        # unreadable, or it failed after logging) reopens its child and logs each value once.
+        self.logged: dict[str, set[tuple[str, int]]] = {}
 
     @classmethod
     def open(cls, tracking_uri: str, experiment: str, run_dir: Path, params: Mapping[str, Any],
              flow_run_id: str | None, run_name: str) -> "LoopTracker":
-        os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-        from mlflow.tracking import MlflowClient
+        from flows.startup import prepare_experiment, tracking_client
 
-        client = MlflowClient(tracking_uri=tracking_uri)
+        client = tracking_client(tracking_uri)  # a new SQLite store is created by one process at a time
         state_path = run_dir / "mlflow.json"
         state = json.loads(state_path.read_text()) if state_path.exists() else {}
-        experiment_id = ensure_experiment(client, experiment, tracking_uri)
+        experiment_id = prepare_experiment(client, experiment, tracking_uri)
         parent = state.get("parent_run_id") if state.get("tracking_uri") == tracking_uri else None
         if parent:
             client.update_run(parent, status="RUNNING")
@@ -221,11 +223,18 @@ class LoopTracker:
         operators = (params.get("augment") or {}).get("operators") or []
         save_runs_view(client, experiment_id, operators)
         tracker = cls(client, experiment_id, parent, state_path, state, operators)
+        if state.get("children"):  # a continued run: its parent already holds metrics
+            tracker.logged[parent] = logged_steps(client, parent)
         tracker._save()
         return tracker
 
     def _save(self) -> None:
-        self.state_path.write_text(json.dumps(self.state, indent=2))
+        write_json_durable(self.state_path, self.state, indent=2)
+
+    def _log_metric(self, run_id: str, key: str, value: float, step: int) -> None:
+        """Log unless the run already holds a value of ``key`` at ``step`` (then the first one stays)."""
+        if (key, step) not in self.logged.get(run_id, ()):
+            self.client.log_metric(run_id, key, value, step=step)
 
     def start_round(self, round_index: int, flow_run_id: str | None) -> str:
         """The child run of a round, created as the round starts; a retried round reopens its child."""
@@ -235,6 +244,7 @@ class LoopTracker:
             self.client.update_run(child, status="RUNNING")
             attempts = int(self.client.get_run(child).data.tags.get("compaug.attempts", "1")) + 1
             self.client.set_tag(child, "compaug.attempts", str(attempts))
+            self.logged[child] = logged_steps(self.client, child)
             return child
         parent_name = self.client.get_run(self.parent_run_id).info.run_name
         run = self.client.create_run(self.experiment_id, run_name=child_run_name(parent_name, round_index),
@@ -249,7 +259,7 @@ class LoopTracker:
         """One epoch's metrics on the round's child, step = epoch, as the epoch ends."""
         child = self.state["children"][str(round_index)]
         for key, value in epoch_metrics(stats).items():
-            self.client.log_metric(child, key, value, step=stats.epoch)
+            self._log_metric(child, key, value, stats.epoch)
 
     def log_round(self, record: RoundRecord, kept_sample: list[dict] | None) -> None:
         """The round's sectioned metrics on the parent (step = round); on its child, the answer
@@ -259,9 +269,9 @@ class LoopTracker:
         round_index = record.round
         child = self.state["children"][str(round_index)]
         for key, value in round_metrics(record, self.operators).items():
-            self.client.log_metric(self.parent_run_id, key, value, step=round_index)
+            self._log_metric(self.parent_run_id, key, value, round_index)
         for key, value in accuracy_metrics(record).items():
-            self.client.log_metric(child, key, value, step=round_index)
+            self._log_metric(child, key, value, round_index)
         self._log_params_once(child, round_params(record, self.operators))
         self.client.log_dict(child, record.to_dict(), "metrics.json")
         if record.precision is not None:
@@ -297,6 +307,12 @@ class LoopTracker:
         if status != "FINISHED":
             end_open_runs_below(self.client, self.experiment_id, self.parent_run_id, status)
         self.client.set_terminated(self.parent_run_id, status)
+
+
+def logged_steps(client, run_id: str) -> set[tuple[str, int]]:
+    """Every (metric key, step) the run holds a value for."""
+    keys = client.get_run(run_id).data.metrics
+    return {(key, m.step) for key in keys for m in client.get_metric_history(run_id, key)}
 
 
 def end_open_runs_below(client, experiment_id: str, run_id: str, status: str) -> None:

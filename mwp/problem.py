@@ -26,6 +26,7 @@ from mwp.expr import (
     evaluate,
     format_number,
     from_prefix,
+    iter_nodes,
     leaf_from_token,
     rebuild,
     shorten,
@@ -33,7 +34,8 @@ from mwp.expr import (
     to_prefix,
 )
 from mwp.parse import equation_to_expression, parse_number
-from mwp.text import NUMBER_WORDS, detect_language, detokenize, is_number_token, split_sentences, tokenize
+from mwp.text import (NUMBER_WORDS, conditional_number_word, detect_language, detokenize, is_number_token,
+                      split_sentences, tokenize)
 
 # Numbers an equation may use without their appearing in the text (GTS keeps 1 and 3.14 for
 # Math23K; MAWPS also needs unit conversions).
@@ -200,14 +202,41 @@ def find_quantities(sentences: Sequence[Sequence[str]], language: str = "en") ->
     return out
 
 
-def map_numbers(expr: Expr, quantities: Sequence[Quantity], constants: Iterable[Fraction] = DEFAULT_CONSTANTS) -> Expr:
+def with_word_quantities(sentences: Sequence[Sequence[str]], quantities: Sequence[Quantity],
+                         values: Iterable[Fraction]) -> list[Quantity]:
+    """``quantities`` plus, for each of ``values`` (numbers the equation uses that no quantity gives),
+    the first number word of the text with that value that counts only where the equation uses it
+    ("twice", "half", "a dozen": :func:`mwp.text.conditional_number_word`), in order of appearance."""
+    wanted = set(values)
+    taken = {(q.sentence, q.token) for q in quantities}
+    out = list(quantities)
+    for s_idx, sent in enumerate(sentences):
+        for t_idx, tok in enumerate(sent):
+            value = conditional_number_word(sent, t_idx)
+            if value is not None and value in wanted and (s_idx, t_idx) not in taken:
+                out.append(Quantity(value, s_idx, t_idx, tok))
+                wanted.discard(value)
+    return sorted(out, key=lambda q: (q.sentence, q.token))
+
+
+def require_quantity(expr: Expr, shown: str) -> None:
+    """A label must use a quantity of its text: one built of constants alone teaches a solver nothing
+    about the text (:class:`ProblemError` ``label_uses_no_quantity``)."""
+    if not any(isinstance(node, Qty) for node in iter_nodes(expr)):
+        raise ProblemError("label_uses_no_quantity", f"equation {shown} uses none of the text's numbers, "
+                                                     "only constants")
+
+
+def map_numbers(expr: Expr, quantities: Sequence[Quantity],
+                constants: Iterable[Fraction] | None = DEFAULT_CONSTANTS) -> Expr:
     """Replace every literal number of ``expr`` by the slot of the text quantity with that value
     (the first one when a value appears twice in the text); numbers not in the text stay constants
-    when allowed, else :class:`ProblemError` ``number_missing_from_text``."""
+    when allowed (any number when ``constants`` is None), else :class:`ProblemError`
+    ``number_missing_from_text``."""
     first_slot: dict[Fraction, int] = {}
     for i, q in enumerate(quantities):
         first_slot.setdefault(q.value, i)
-    allowed = set(constants)
+    allowed = None if constants is None else set(constants)
 
     fraction_slot = {q.value: i for i, q in reversed(list(enumerate(quantities))) if "/" in q.surface}
 
@@ -224,7 +253,7 @@ def map_numbers(expr: Expr, quantities: Sequence[Quantity], constants: Iterable[
         if isinstance(node, Num):
             if node.value in first_slot:
                 return Qty(first_slot[node.value])
-            if node.value in allowed:
+            if allowed is None or node.value in allowed:
                 return node
             raise ProblemError("number_missing_from_text", f"number {node.text or format_number(node.value)} is not in the text")
         return node
@@ -289,7 +318,9 @@ def build_problem(
     check_answer: bool = True,
 ) -> Problem:
     """Tokenize, find quantities, parse the equation (solving for x when needed; an expression tree
-    is used as given), map numbers to slots and check the answer. Raises :class:`ProblemError` with a skip reason."""
+    is used as given), check the answer, add the number words the equation uses ("twice" for a 2 no
+    digit gives), map numbers to slots and require at least one slot. Raises :class:`ProblemError`
+    with a skip reason."""
     language = language or detect_language(text)
     sentences = split_sentences(tokenize(text, language))
     quantities = find_quantities(sentences, language)
@@ -307,7 +338,12 @@ def build_problem(
     answer_text = answer if isinstance(answer, str) else (repr(answer) if isinstance(answer, float) else None)
     if check_answer and not answer_agrees(value, gold, answer_text):
         raise ProblemError("answer_mismatch", f"equation {shown} gives {_short(value)}, answer is {answer!r}")
+    if language == "en":  # number words the equation uses ("twice" for its 2) join the quantities
+        unmapped = {n.value for n in iter_nodes(map_numbers(raw_expr, quantities, None)) if isinstance(n, Num)}
+        if unmapped:
+            quantities = with_word_quantities(sentences, quantities, unmapped)
     expr = map_numbers(raw_expr, quantities, constants)
+    require_quantity(expr, shown)
     return Problem(
         id=str(pid),
         sentences=tuple(tuple(s) for s in sentences),

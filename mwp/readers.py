@@ -22,7 +22,7 @@ from mwp.asdiv import asdiv_answer, asdiv_equation, read_asdiv  # noqa: F401 (re
 from mwp.expr import (Expr, ExpressionError, Num, Qty, answers_match, evaluate, format_number, from_prefix, iter_nodes,
                       leaf_from_token, shorten)
 from mwp.parse import MAX_EXPRESSION_TOKENS, parse_number
-from mwp.problem import Problem, ProblemError
+from mwp.problem import Problem, ProblemError, require_quantity
 from mwp.records import (DataFormatError, RawRecord, ReadResult, SkippedRecord, build_all,  # noqa: F401
                          id_or_index, join_sentences, json_kind, json_loads, jsonl_lines, load_json, per_record,
                          record_id, records_of, require_problems, required, text_field)
@@ -202,9 +202,10 @@ def read_problems(path) -> ReadResult:
 
 
 def check_stored_problem(problem: Problem) -> None:
-    """A stored record is checked like any other (issue #16): its language, each quantity at a token of
-    its sentences, each slot of the expression a quantity, and the answer the expression's value.
-    :class:`ProblemError` otherwise (``bad_record``, ``answer_mismatch``)."""
+    """A stored record is checked like any other: its language, each quantity at a token of its
+    sentences, each slot of the expression a quantity, at least one slot, and the answer the
+    expression's value. :class:`ProblemError` otherwise (``bad_record``, ``label_uses_no_quantity``,
+    ``answer_mismatch``)."""
     if problem.language not in _LANGUAGES:
         raise ProblemError("bad_record", f"language {shorten(repr(problem.language))} is not en or zh")
     for i, q in enumerate(problem.quantities):
@@ -215,6 +216,7 @@ def check_stored_problem(problem: Problem) -> None:
     beyond = [s for s in slots if not 0 <= s < len(problem.quantities)]
     if beyond:
         raise ProblemError("bad_record", f"expression uses N{beyond[0]} but the text has {len(problem.quantities)} quantities")
+    require_quantity(problem.expression, repr(shorten(" ".join(problem.prefix()))))
     try:
         value = evaluate(problem.expression, problem.values)
     except ExpressionError as err:

@@ -7,6 +7,7 @@ clauses end there and at ``, ;`` too (the unit the augmentation operators and SD
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 # A number token: fraction in brackets "(1/2)", plain fraction "3/4", decimal/int with optional
 # thousands separators and percent sign.
@@ -19,8 +20,21 @@ NUMBER_WORDS = {w: i for i, w in enumerate(
     "sixteen seventeen eighteen nineteen twenty".split()) if i >= 2}
 NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
                      "ninety": 90, "hundred": 100})
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+# "thirty-six" is one token and one quantity (36), not 30 and 6.
+NUMBER_WORDS.update({f"{t}-{u}": 20 + 10 * i + j for i, t in enumerate(_TENS) for j, u in enumerate(_UNITS, 1)})
+_COMPOUND_CARDINAL = rf"(?i:{'|'.join(_TENS)})-(?i:{'|'.join(_UNITS)})(?![A-Za-z])"
+# Number words that are quantities only where the equation uses their value and no number written in
+# digits gives it: "twice"/"half"/"a dozen" are quantities in SVAMP and ASDiv equations (``*2``,
+# ``*0.5``, ``*12``), but a text also uses them in passing. "one" is not among them: where an equation
+# uses 1 it is nearly always the whole or a step ("1 - 0.58", "10 * (10 - 1)"), not the word's "one"
+# (in MAWPS all three records where it would have matched), and 1 is a constant anyway.
+CONDITIONAL_NUMBER_WORDS = {"twice": Fraction(2), "thrice": Fraction(3), "double": Fraction(2), "triple": Fraction(3),
+                            "half": Fraction(1, 2), "dozen": Fraction(12), "thousand": Fraction(1000)}
 # In English text "-11" written without a space is a negative number ("the difference between -11 and").
-_EN_TOKEN_RE = re.compile(rf"(?<![\w)])-(?:{NUMBER_PATTERN})|{NUMBER_PATTERN}|[A-Za-z]+(?:'[A-Za-z]+)?|\S", re.UNICODE)
+_EN_TOKEN_RE = re.compile(rf"(?<![\w)])-(?:{NUMBER_PATTERN})|{NUMBER_PATTERN}|(?<![A-Za-z]){_COMPOUND_CARDINAL}|"
+                          rf"[A-Za-z]+(?:'[A-Za-z]+)?|\S", re.UNICODE)
 _ZH_TOKEN_RE = re.compile(rf"{NUMBER_PATTERN}|[A-Za-z]+|\S", re.UNICODE)
 _SENTENCE_END = {".", "?", "!", "。", "？", "！", "．"}
 CLAUSE_END = frozenset({",", ";", "，", "；", *_SENTENCE_END})
@@ -101,3 +115,9 @@ def detokenize(tokens: list[str], language: str = "en") -> str:
         return "".join(tokens)
     text = " ".join(tokens)
     return re.sub(r" ([.,?!;:%'])", r"\1", text)
+
+
+def conditional_number_word(tokens: list[str] | tuple[str, ...], index: int) -> Fraction | None:
+    """The value of ``tokens[index]`` when it is a number word that counts as a quantity only where the
+    equation uses its value (:data:`CONDITIONAL_NUMBER_WORDS`), else None."""
+    return CONDITIONAL_NUMBER_WORDS.get(tokens[index].lower())

@@ -146,6 +146,11 @@ class Solver(ABC):
         """A (B, H) float tensor: one pooled encoder vector per problem (for similarity scores)."""
 
     @abstractmethod
+    def unreachable_reason(self, problem: Problem) -> str | None:
+        """Why the trained solver can never produce ``problem.expression`` (e.g. ``unseen_constant``), or
+        None when its vocabularies can express it."""
+
+    @abstractmethod
     def save(self, directory: str | Path) -> Path:
         """Write weights, config, vocabulary and the training-data hash into ``directory``."""
 

@@ -135,6 +135,7 @@ class BertGTSModel(nn.Module):
 class BertGTSSolver(TorchSolver):
     name = "bert-gts"
     config_class = BertGTSConfig
+    points_at_quantities = True
 
     def build_model(self, encoding: Encoding) -> BertGTSModel:
         return BertGTSModel(self.config, encoding)

@@ -39,10 +39,11 @@ class GPT2SolverConfig:
     max_input_tokens: int = 256  # the problem text is cut to this many tokens
     max_output_length: int = 40  # longest prefix expression beam search may produce
     min_count: int = 1  # input words seen fewer times in training become <unk> (word-level only)
+    quantity_slots: int = 16  # learned quantity slots N0..; raised to the most quantities of a training problem
 
     def __post_init__(self) -> None:
         check_config(self, positive=("embedding_size", "n_layer", "n_head", "hidden_size", "max_input_tokens",
-                                     "max_output_length", "min_count"), dropout=("dropout",))
+                                     "max_output_length", "min_count", "quantity_slots"), dropout=("dropout",))
         check_heads(self.embedding_size, self.n_head, "embedding_size", "n_head")
 
 

@@ -112,6 +112,7 @@ class GTSModel(nn.Module):
 class GTSSolver(TorchSolver):
     name = "gts"
     config_class = GTSConfig
+    points_at_quantities = True
 
     def build_model(self, encoding: Encoding) -> GTSModel:
         return GTSModel(self.config, encoding)

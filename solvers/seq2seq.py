@@ -25,10 +25,11 @@ class Seq2SeqConfig:
     decoder_layers: int = 2  # decoder LSTM layers (initialized from the encoder's final states)
     dropout: float = 0.5
     max_output_len: int = 40  # longest prefix expression beam search may produce
+    quantity_slots: int = 16  # learned quantity slots N0..; raised to the most quantities of a training problem
 
     def __post_init__(self) -> None:
         check_config(self, positive=("embedding_size", "hidden_size", "encoder_layers", "decoder_layers",
-                                     "max_output_len"), dropout=("dropout",))
+                                     "max_output_len", "quantity_slots"), dropout=("dropout",))
 
 
 def slot_embeddings(num_pos: torch.Tensor, num_mask: torch.Tensor, seq_len: int, table: nn.Embedding) -> torch.Tensor:

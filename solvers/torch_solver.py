@@ -14,6 +14,7 @@ load) is shared::
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from abc import abstractmethod
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -24,11 +25,15 @@ from mwp.problem import Problem
 from solvers.base import EpochStats, Likelihood, Prediction, Solver, TrainConfig, TrainResult
 from solvers.checkpoint import data_hash, load_checkpoint, read_meta, save_checkpoint
 from solvers.trainer import encode_problems, log_likelihoods, predict, resolve_device, train_model
-from solvers.vocab import Encoding, build_encoding
+from solvers.vocab import Encoding, EncodingError, build_encoding
 
 
 class TorchSolver(Solver):
     config_class: type = object  # a frozen dataclass; set by subclasses
+    # True for a solver that scores each quantity by its encoded context (GTS, bert-gts): it has a slot
+    # for every quantity of any problem. Otherwise slots are learned tokens, as many as the config's
+    # ``quantity_slots`` (raised to the training maximum).
+    points_at_quantities: bool = False
 
     def __init__(self, config: Any = None, device: str = "auto", **overrides: Any):
         if config is None:
@@ -48,6 +53,22 @@ class TorchSolver(Solver):
     def build_model(self, encoding: Encoding) -> torch.nn.Module:
         """A fresh model for these vocabularies."""
 
+    def build_encoding(self, train: Sequence[Problem]) -> Encoding:
+        """The vocabularies this solver trains with (see solvers/vocab.py on the two kinds of slots)."""
+        slots = None if self.points_at_quantities else self.config.quantity_slots
+        return build_encoding(train, min_count=getattr(self.config, "min_count", 1), n_slots=slots)
+
+    def unreachable_reason(self, problem: Problem) -> str | None:
+        """Why this solver's vocabularies cannot express ``problem``'s expression (an ``EncodingError``
+        reason such as ``unseen_constant``), or None when it can: such a problem can never be solved."""
+        if self.encoding is None:
+            raise RuntimeError(f"{self.name}: the solver is not trained or loaded yet")
+        try:
+            self.encoding.target_ids(problem)
+        except EncodingError as err:
+            return err.reason
+        return None
+
     def _ready(self) -> torch.nn.Module:
         if self.model is None or self.encoding is None:
             raise RuntimeError(f"{self.name}: the solver is not trained or loaded yet")
@@ -63,7 +84,7 @@ class TorchSolver(Solver):
         if warm_start:
             self._ready()
         else:
-            self.encoding = build_encoding(train, min_count=getattr(self.config, "min_count", 1))
+            self.encoding = self.build_encoding(train)
             self.model = self.build_model(self.encoding)
         self.device = resolve_device(config.device)
         result = train_model(self.model, self.encoding, train, valid, config, on_epoch)
@@ -94,7 +115,10 @@ class TorchSolver(Solver):
         resolved = resolve_device(device)
         ckpt = load_checkpoint(directory, device=resolved)
         solver = cls(cls.config_class(**ckpt.config), device=str(resolved))
-        solver.encoding = ckpt.encoding
+        # A checkpoint written when pointer solvers were capped at the training maximum gets a slot for
+        # every quantity too: the model's weights do not depend on the slot count.
+        solver.encoding = (replace(ckpt.encoding, output=replace(ckpt.encoding.output, n_slots=None))
+                           if cls.points_at_quantities else ckpt.encoding)
         solver.model = solver.build_model(ckpt.encoding).to(resolved)
         solver.model.load_state_dict(ckpt.state_dict)
         solver.model.eval()

@@ -8,8 +8,8 @@ the training draws from (batch order, dropout), the epoch history and the best e
 Started again with the same data, configuration and initial weights, it loads the file and goes on
 from the next epoch, and ends with the weights an uninterrupted run would have (on CPU, bit for bit).
 
-The file is written atomically (a temporary file, then a rename), so a kill during the write leaves
-the previous epoch's state. It records what it belongs to (:func:`identity`): a state written for
+The file is written durably (:func:`mwp.durable.write_durable`: a temporary file, fsynced, renamed,
+the folder fsynced), so a kill or a power cut during the write leaves the previous epoch's state. It records what it belongs to (:func:`identity`): a state written for
 other data, another configuration or other initial weights is refused with an error naming the file
 and what differs, never silently continued. Loading uses ``torch.load(weights_only=True)``: tensors,
 numbers and containers only, no arbitrary objects.
@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import torch
 
+from mwp.durable import write_durable
 from mwp.problem import Problem
 from solvers.checkpoint import data_hash
 
@@ -87,11 +88,9 @@ def as_random_state(state: Any) -> tuple:
 
 
 def save(path: Path, state: dict[str, Any]) -> None:
-    """Write ``state`` to ``path`` atomically."""
+    """Write ``state`` to ``path``: the previous state or this one after any crash (:mod:`mwp.durable`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    write_durable(path, lambda fh: torch.save(state, fh))
 
 
 def load(path: Path, expected: dict[str, Any], device: torch.device) -> dict[str, Any]:

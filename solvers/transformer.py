@@ -29,10 +29,11 @@ class TransformerConfig:
     decoder_layers: int = 3
     dropout: float = 0.1
     max_output_len: int = 40  # longest prefix expression beam search may produce
+    quantity_slots: int = 16  # learned quantity slots N0..; raised to the most quantities of a training problem
 
     def __post_init__(self) -> None:
         check_config(self, positive=("embedding_size", "hidden_size", "n_heads", "encoder_layers", "decoder_layers",
-                                     "max_output_len"), dropout=("dropout",))
+                                     "max_output_len", "quantity_slots"), dropout=("dropout",))
         check_heads(self.embedding_size, self.n_heads, "embedding_size", "n_heads")
 
 

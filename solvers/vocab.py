@@ -10,6 +10,13 @@ Output vocabulary layout (fixed order, the decoders rely on it)::
 An output id ``i`` is an operator when ``i < n_ops``, a constant when ``n_ops <= i < slot_start``
 and the quantity slot ``N{i - slot_start}`` otherwise. Input words are lower-cased, every quantity
 token becomes ``NUM`` and words seen fewer than ``min_count`` times in training become ``<unk>``.
+
+Quantity slots come in two kinds. A solver that points at quantities by their encoded context (GTS,
+bert-gts) has a slot for every quantity of the problem at hand, however many (``n_slots`` is None):
+a composition of two training problems has more quantities than either, and must stay expressible.
+A solver whose slots are learned tokens (LSTM, Transformer, GPT-2) has a fixed count from its config,
+raised to the training maximum; a slot no training expression used is an untrained embedding and
+output row, so such a solver can emit it only by chance.
 """
 from __future__ import annotations
 
@@ -26,17 +33,30 @@ PAD, UNK, NUM = "<pad>", "<unk>", "NUM"
 
 
 class EncodingError(ValueError):
-    """A problem the vocabularies cannot express (an unseen constant, too many quantities)."""
+    """A problem the vocabularies cannot express; ``reason`` names why, for counting: ``unseen_constant``
+    (a constant no training expression used), ``no_slot_for_quantity`` (a learned-slot solver has no
+    slot that far), ``slot_beyond_quantities`` (the expression names a quantity the text lacks)."""
+
+    def __init__(self, message: str, reason: str = "unknown_token"):
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
 class OutputVocab:
     constants: tuple[str, ...]  # constant tokens as mwp.expr.to_prefix writes them ("2", "0.01")
-    n_slots: int  # quantity slots N0..N{n_slots-1}
+    n_slots: int | None  # quantity slots N0..N{n_slots-1}; None: one for every quantity of a problem
     operators: tuple[str, ...] = OPERATORS
 
     @property
+    def bounded(self) -> bool:
+        return self.n_slots is not None
+
+    @property
     def tokens(self) -> tuple[str, ...]:
+        """Every output token; only a vocabulary with a fixed slot count has a finite list."""
+        if self.n_slots is None:
+            raise TypeError("a vocabulary with a slot for every quantity has no finite token list")
         return self.operators + self.constants + tuple(f"N{i}" for i in range(self.n_slots))
 
     @property
@@ -48,27 +68,45 @@ class OutputVocab:
         return self.n_ops + len(self.constants)
 
     def __len__(self) -> int:
+        if self.n_slots is None:
+            raise TypeError("a vocabulary with a slot for every quantity has no fixed size")
         return self.slot_start + self.n_slots
 
     def index(self, token: str) -> int:
+        if _is_slot(token):
+            slot = int(token[1:])
+            if self.n_slots is not None and slot >= self.n_slots:
+                raise EncodingError(f"quantity slot {token} beyond the solver's {self.n_slots} slots",
+                                    "no_slot_for_quantity")
+            return self.slot_start + slot
         lookup = self.__dict__.get("_lookup")
         if lookup is None:
-            lookup = {t: i for i, t in enumerate(self.tokens)}
+            lookup = {t: i for i, t in enumerate(self.operators + self.constants)}
             object.__setattr__(self, "_lookup", lookup)
         if token not in lookup:
-            raise EncodingError(f"output token {token!r} is not in the vocabulary")
+            reason = "unknown_operator" if token in OPERATORS else "unseen_constant"
+            raise EncodingError(f"output token {token!r} is not in the vocabulary", reason)
         return lookup[token]
 
     def token(self, index: int) -> str:
-        return self.tokens[index]
+        if index < 0 or (self.n_slots is not None and index >= len(self)):
+            raise IndexError(f"output id {index} outside the vocabulary")
+        if index >= self.slot_start:
+            return f"N{index - self.slot_start}"
+        return (self.operators + self.constants)[index]
 
     def to_dict(self) -> dict[str, Any]:
         return {"operators": list(self.operators), "constants": list(self.constants), "n_slots": self.n_slots}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "OutputVocab":
-        return cls(constants=tuple(data["constants"]), n_slots=int(data["n_slots"]),
+        n_slots = data["n_slots"]
+        return cls(constants=tuple(data["constants"]), n_slots=None if n_slots is None else int(n_slots),
                    operators=tuple(data["operators"]))
+
+
+def _is_slot(token: str) -> bool:
+    return token[:1] == "N" and token[1:].isdigit()
 
 
 @dataclass(frozen=True)
@@ -102,7 +140,7 @@ class Batch:
     tokens: torch.Tensor  # (B, T) long, input word ids, 0 = padding
     lengths: torch.Tensor  # (B,) long, true token counts (CPU tensor, as pack_padded_sequence wants)
     qty_positions: torch.Tensor  # (B, Q) long, token index of each quantity (0 where padded)
-    qty_mask: torch.Tensor  # (B, Q) bool, True for real quantities (first n_slots only)
+    qty_mask: torch.Tensor  # (B, Q) bool, True for real quantities (with a fixed slot count: the first n_slots)
     n_quantities: torch.Tensor  # (B,) long, usable quantity slots per problem
     # (B, Q) long, per slot the first slot holding the same value (itself when the value is unique),
     # -1 where padded: a target slot may be produced from any slot of its class
@@ -139,19 +177,20 @@ class Encoding:
     def target_ids(self, problem: Problem) -> list[int]:
         ids = []
         for tok in problem.prefix():
-            if tok.startswith("N") and tok[1:].isdigit() and int(tok[1:]) >= min(self.output.n_slots, len(problem.quantities)):
-                raise EncodingError(f"problem {problem.id}: slot {tok} beyond the usable quantity slots")
+            if _is_slot(tok) and int(tok[1:]) >= len(problem.quantities):
+                raise EncodingError(f"problem {problem.id}: slot {tok} beyond its {len(problem.quantities)} quantities",
+                                    "slot_beyond_quantities")
             try:
                 ids.append(self.output.index(tok))
             except EncodingError as err:
-                raise EncodingError(f"problem {problem.id}: {err}") from err
+                raise EncodingError(f"problem {problem.id}: {err}", err.reason) from err
         return ids
 
     def batch(self, problems: Sequence[Problem], with_targets: bool = True) -> Batch:
         if not problems:
             raise ValueError("cannot build an empty batch")
         token_ids = [self.input.ids(p.tokens, p.quantity_positions()) for p in problems]
-        positions = [p.quantity_positions()[: self.output.n_slots] for p in problems]
+        positions = [p.quantity_positions()[: self.output.n_slots] for p in problems]  # [:None]: all of them
         B, T = len(problems), max(1, max(len(t) for t in token_ids))
         Q = max(1, max(len(q) for q in positions))
         tokens = torch.zeros(B, T, dtype=torch.long)
@@ -190,9 +229,10 @@ class Encoding:
 
 def build_encoding(problems: Sequence[Problem], min_count: int = 1, n_slots: int | None = None,
                    extra_constants: Sequence[str] = ()) -> Encoding:
-    """Vocabularies from the training problems. ``n_slots`` defaults to the most quantities any
-    training problem has; constants are those the training expressions use (most frequent first)
-    plus ``extra_constants``."""
+    """Vocabularies from the training problems. ``n_slots`` None (the default) gives a slot to every
+    quantity of any problem (solvers that point at quantities by content); a number gives that many
+    learned slots, raised to the most quantities a training problem has. Constants are those the
+    training expressions use (most frequent first) plus ``extra_constants``."""
     if not problems:
         raise ValueError("cannot build vocabularies from zero problems")
     words: Counter[str] = Counter()
@@ -200,9 +240,9 @@ def build_encoding(problems: Sequence[Problem], min_count: int = 1, n_slots: int
     for p in problems:
         qpos = set(p.quantity_positions())
         words.update(t.lower() for i, t in enumerate(p.tokens) if i not in qpos)
-        consts.update(t for t in p.prefix() if t not in OPERATORS and not (t[0] == "N" and t[1:].isdigit()))
+        consts.update(t for t in p.prefix() if t not in OPERATORS and not _is_slot(t))
     vocab_words = [PAD, UNK, NUM] + sorted(w for w, c in words.items() if c >= min_count and w not in (PAD, UNK, NUM))
     constants = [c for c, _ in sorted(consts.items(), key=lambda kv: (-kv[1], kv[0]))]
     constants += [c for c in extra_constants if c not in constants]
-    slots = n_slots if n_slots is not None else max(1, max(len(p.quantities) for p in problems))
+    slots = None if n_slots is None else max(n_slots, 1, max(len(p.quantities) for p in problems))
     return Encoding(InputVocab(tuple(vocab_words)), OutputVocab(tuple(constants), slots))

@@ -17,6 +17,7 @@ from typing import Iterable, Mapping, Sequence
 
 from mwp.expr import quantity_slots
 from mwp.problem import Problem
+from tasks.augment import zh
 from tasks.augment.base import UNIT_WORDS
 from tasks.augment.entities import asks_about_used_entity, entity_key, heads, read
 
@@ -31,10 +32,20 @@ def _unused_values(problem: Problem) -> Counter:
 
 
 def _mentions(problem: Problem, word: str) -> int:
-    """Mentions of a name, or of a noun in any number."""
+    """Mentions of a name, or of a noun in any number (Chinese: occurrences of its characters)."""
+    if problem.language == "zh":
+        return "".join(problem.tokens).count(word)
     if word[:1].isupper():
         return sum(t.removesuffix("'s") == word for t in problem.tokens)
     return sum(t.isalpha() and entity_key(t) == word for t in problem.tokens)
+
+
+def _counts_things(asked: str, language: str) -> bool:
+    """The question counts things: English, any entity but a measure; Chinese, a count classifier (个, 本)
+    ("乙数是多少" may well be a fraction)."""
+    if language == "zh":
+        return bool(heads(asked) & zh.COUNT_CLASSIFIERS) and not heads(asked) & zh.MEASURE_UNITS
+    return not heads(asked) & _MEASURES
 
 
 def _swapped(detail: str) -> tuple[str, str] | None:
@@ -53,7 +64,7 @@ def consistency_reason(candidate: Problem, parents: Sequence[Problem]) -> str | 
         return "check_question_entity_not_stated"
     if candidate.answer == 0:
         return "check_zero_answer"
-    if candidate.answer.denominator != 1 and not heads(asked) & _MEASURES:
+    if candidate.answer.denominator != 1 and _counts_things(asked, candidate.language):
         return "check_count_not_whole"
     if candidate.provenance.operator in SWAP_OPERATORS:
         swapped = _swapped(candidate.provenance.detail)

@@ -4,9 +4,9 @@ the holder a clause names ("Mary"). Operation 1 composes only where the question
 statement counts (paper 003 Figure 3a, the environment "_ peaches"); swaps use the same forms; the
 consistency checks (consistency.py) use all of it.
 
-No tagger is available offline, so the rules are small and conservative: an entity is a word that
-follows a quantity (or an interrogative "how many/much"), singular and plural folded; anything the
-rules cannot read is ``None`` and the callers count it as unreadable rather than guess. English is
+The rules are small and conservative: an entity is a word that follows a quantity (or an interrogative
+"how many/much"), singular and plural folded by lemminflect's tables (morph.py); anything the rules
+cannot read is ``None`` and the callers count it as unreadable rather than guess. English is
 read word by word; Chinese by the characters after a number or after 多少/几 (a classifier and a noun).
 """
 from __future__ import annotations
@@ -20,7 +20,9 @@ from typing import Sequence
 from mwp.expr import quantity_slots
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END, clause_spans, is_number_token
+from tasks.augment import zh
 from tasks.augment.base import CUE_WORDS_EN, UNIT_WORDS
+from tasks.augment.morph import INVARIANT, lemma, plural, singular  # noqa: F401 (re-exported)
 
 # Words that end a noun run after a quantity: function words, auxiliaries, prepositions.
 _FUNCTION = frozenset(
@@ -34,6 +36,8 @@ _FUNCTION = frozenset(
 _MULTIPLIERS = frozenset("dozen dozens hundred hundreds thousand thousands million millions pair pairs".split())
 _MONEY = frozenset({"$", "dollar", "dollars", "money", "cost", "costs", "price", "change", "earn", "earned",
                     "spend", "spent", "pay", "paid", "worth", "buck", "bucks"})
+# Money words that are verbs: "had spent 4 dollars" says more than "had 4 dollars".
+_MONEY_VERBS = frozenset({"cost", "costs", "earn", "earned", "spend", "spent", "pay", "paid"})
 _CAPITALIZED_NOT_HOLDERS = frozenset(
     "How What Which Who Whom Whose Where When Why If Then The A An There This That These Those He She They "
     "It We You I His Her Their Its Our My Your In On At For With By From After Before During Each Every "
@@ -41,41 +45,11 @@ _CAPITALIZED_NOT_HOLDERS = frozenset(
     "Thursday Friday Saturday Sunday January February March April May June July August September October "
     "November December Now Later Then Today Tonight Yesterday Tomorrow Altogether Also Only Last Next Some "
     "Many Most One Two Three Both Another Other Total Here However So Together Suppose Let Given Use".split())
-_ZH_QUESTION = ("多少", "几")
 
 
-_O_PLURALS = frozenset("potatoes tomatoes mangoes heroes echoes volcanoes mosquitoes dominoes".split())
-# Nouns written the same way whatever the number (or with an irregular plural used as is).
-INVARIANT = frozenset("people children men women fish sheep deer feet teeth mice geese police cattle series "
-                      "species money water juice milk sand rice flour sugar candy".split())
 _BE = frozenset("is are was were be been being am".split())
 _HAVE = frozenset("has have had having".split())
 _AUX = frozenset("do does did will would can could should shall may might must".split())
-_IRREGULAR = {"bought": "buy", "sold": "sell", "made": "make", "gave": "give", "given": "give", "ate": "eat",
-              "eaten": "eat", "took": "take", "taken": "take", "got": "get", "gotten": "get", "found": "find",
-              "spent": "spend", "paid": "pay", "put": "put", "read": "read", "grew": "grow", "grown": "grow",
-              "caught": "catch", "brought": "bring", "won": "win", "lost": "lose", "ran": "run", "swam": "swim",
-              "drove": "drive", "driven": "drive", "rode": "ride", "saw": "see", "seen": "see", "went": "go",
-              "gone": "go", "drew": "draw", "drawn": "draw", "cut": "cut", "left": "leave", "threw": "throw",
-              "kept": "keep", "sent": "send", "wrote": "write", "written": "write", "drank": "drink",
-              "held": "hold", "told": "tell", "sang": "sing", "flew": "fly", "began": "begin", "broke": "break",
-              "chose": "choose", "fed": "feed", "lent": "lend", "met": "meet", "rang": "ring", "sat": "sit",
-              "slept": "sleep", "stood": "stand", "taught": "teach", "thought": "think", "wore": "wear",
-              "built": "build", "shot": "shoot", "hid": "hide", "dug": "dig", "fell": "fall"}
-
-
-def singular(word: str) -> str:
-    """Rough English singular of a plural noun (peaches -> peach, berries -> berry, apples -> apple)."""
-    w = word.lower()
-    if w in _O_PLURALS:
-        return w[:-2]
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("ches", "shes", "xes", "sses", "zzes")):
-        return w[:-2]
-    if w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
-        return w[:-1]
-    return w
 
 
 def entity_key(word: str) -> str:
@@ -98,35 +72,12 @@ def forms(word: str) -> set[str]:
     return out
 
 
-def plural(word: str) -> str:
-    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
-        return word[:-1] + "ies"
-    if word.endswith(("ch", "sh", "x", "ss", "z")):
-        return word + "es"
-    return word + "s"
-
-
-def lemma(word: str) -> str:
-    """A crude verb/noun stem that both sides of a comparison share (picked, picks, picking -> pick)."""
-    w = word.lower()
-    if w in _BE:
-        return "be"
-    if w in _HAVE:
-        return "have"
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
-    for suffix in ("ing", "ed", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            return w[: -len(suffix)]
-    return w
-
-
 def predicate(tokens: Sequence[str], start: int, end: int, entity: str | None, language: str = "en") -> frozenset[str]:
     """What a clause says of its entity: the stems of its content words and of its be/have verbs, with
     numbers, names, the entity itself, interrogatives, auxiliaries and function words left out.
     ("Tom has 36 peaches," -> {have}; "How many peaches does Tom have?" -> {have})."""
-    if language != "en":
-        return frozenset()
+    if language == "zh":
+        return zh.predicate(tuple(tokens), start, end, entity)
     out = set()
     for tok in tokens[start:end]:
         low = tok.lower()
@@ -137,7 +88,7 @@ def predicate(tokens: Sequence[str], start: int, end: int, entity: str | None, l
         elif low in CUE_WORDS_EN:  # "left", "more", "each", "total": they decide what is asked
             out.add(low)
         elif (tok.isalpha() and tok[:1].islower() and low not in _FUNCTION and low not in _AUX
-              and entity_key(low) != entity and low not in _MULTIPLIERS):
+              and (entity_key(low) != entity or low in _MONEY_VERBS) and low not in _MULTIPLIERS):
             out.add(lemma(low))
     return frozenset(out)
 
@@ -147,6 +98,17 @@ def predicates_agree(statement: frozenset[str], question: frozenset[str]) -> boo
     share at least one word (the verb, usually): "Tom has 36 peaches" for "How many peaches does Tom
     have now?", never "has 15 heads of cabbage in his patch" for "How many heads does he have?"."""
     return bool(statement & question) and statement - NEUTRAL_STATEMENT == question - NEUTRAL
+
+
+def neutral(language: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(words a question may add, words a statement may add) in ``language``."""
+    return (zh.NEUTRAL, zh.NEUTRAL_STATEMENT) if language == "zh" else (NEUTRAL, NEUTRAL_STATEMENT)
+
+
+def agree(statement: frozenset[str], question: frozenset[str], language: str) -> bool:
+    """:func:`predicates_agree` with the neutral words of ``language``."""
+    q_neutral, s_neutral = neutral(language)
+    return bool(statement & question) and statement - s_neutral == question - q_neutral
 
 
 # Words a question may add without asking for something else ("How many peaches are left/are there now?");
@@ -216,7 +178,7 @@ def quantity_entity(problem: Problem, slot: int) -> str | None:
     tokens = problem.tokens
     pos = problem.quantity_positions()[slot]
     if problem.language == "zh":
-        return _zh_entity(tokens, pos + 1)
+        return zh.quantity_entities(tuple(tokens), problem.quantity_positions())[slot]
     if pos > 0 and tokens[pos - 1] == "$":
         return "dollar"
     surface = tokens[pos]
@@ -228,18 +190,11 @@ def quantity_entity(problem: Problem, slot: int) -> str | None:
             return "percent"
         if nxt in UNIT_WORDS:
             return _with_complement(tokens, pos + 1, entity_key(nxt))
+        if nxt in _MULTIPLIERS:  # "8 dozen books" counts dozens: a narrative computing books cannot replace it
+            span = noun_run(tokens, pos + 2)
+            return f"{singular(nxt)}:{entity_key(tokens[span[1] - 1])}" if span else singular(nxt)
     span = noun_run(tokens, pos + 1)
     return _with_complement(tokens, span[1] - 1, entity_key(tokens[span[1] - 1])) if span else None
-
-
-def _zh_entity(tokens: Sequence[str], start: int) -> str | None:
-    """A classifier and the noun after it: up to three CJK characters before a number or punctuation."""
-    chars = []
-    for tok in tokens[start:start + 3]:
-        if tok in CLAUSE_END or is_number_token(tok) or not ("\u4e00" <= tok[:1] <= "\u9fff"):
-            break
-        chars.append(tok)
-    return "".join(chars) or None
 
 
 def question_span(problem: Problem) -> tuple[int, int]:
@@ -257,17 +212,14 @@ def question_entity(problem: Problem) -> str | None:
     words = tokens[sentence_start:end]
     lower = [t.lower() for t in words]
     if problem.language == "zh":
-        text = "".join(words)
-        for word in _ZH_QUESTION:
-            at = text.find(word)
-            if at >= 0:
-                rest = [ch for ch in text[at + len(word):]]
-                return _zh_entity(rest, 0)
-        return None
+        return zh.question_entity(tuple(tokens), sentence_start, end)
     for i, w in enumerate(lower[:-1]):
         if w == "number" and lower[i + 1] == "of":
             span = noun_run(words, i + 2)
             return _with_complement(words, span[1] - 1, entity_key(words[span[1] - 1])) if span else None
+        if w == "how" and lower[i + 1] in ("many", "much") and i + 2 < len(lower) and lower[i + 2] in _MULTIPLIERS:
+            span = noun_run(words, i + 3)  # "how many dozen books" asks for dozens
+            return f"{singular(lower[i + 2])}:{entity_key(words[span[1] - 1])}" if span else singular(lower[i + 2])
         if w == "how" and lower[i + 1] in ("many", "much"):
             span = noun_run(words, i + 2)
             if span:
@@ -320,8 +272,8 @@ def load_names(path: str = str(NAMES_FILE)) -> dict[tuple[str, str], tuple[tuple
 
 
 def lexicon_genders() -> dict[str, str]:
-    """English name -> "f" / "m" from the names lexicon."""
-    return {n[0]: gender for (lang, gender), group in load_names().items() if lang == "en" for n in group}
+    """Name -> "f" / "m" from the names lexicon (Chinese names joined: 小明)."""
+    return {"".join(n): gender for (lang, gender), group in load_names().items() for n in group}
 
 
 @dataclass(frozen=True)
@@ -342,14 +294,23 @@ def read(problem: Problem) -> Reading:
     positions = problem.quantity_positions()
     clause_of = tuple(next((c for c, (a, b) in enumerate(spans) if a <= p < b), len(spans) - 1) for p in positions)
     q_start, q_end = spans[-1] if spans else (0, 0)
-    english = problem.language == "en"
-    first = holder(tokens, 0, len(tokens)) if english else None
+    if problem.language == "zh":
+        key = tuple(tokens)
+        first = zh.holder(key, 0, len(tokens), None, UNRESOLVED)
+        first = None if first == UNRESOLVED else first
+        return Reading(
+            question_entity=question_entity(problem),
+            question_holder=zh.holder(key, q_start, q_end, first, UNRESOLVED),
+            quantity_entities=zh.quantity_entities(key, positions),
+            clause_of_slot=clause_of,
+            clause_holders=tuple(zh.holder(key, a, b, first, UNRESOLVED) for a, b in spans))
+    first = holder(tokens, 0, len(tokens))
     return Reading(
         question_entity=question_entity(problem),
-        question_holder=holder(tokens, q_start, q_end, first) if english else None,
+        question_holder=holder(tokens, q_start, q_end, first),
         quantity_entities=tuple(quantity_entity(problem, j) for j in range(len(positions))),
         clause_of_slot=clause_of,
-        clause_holders=tuple(holder(tokens, a, b, first) if english else None for a, b in spans))
+        clause_holders=tuple(holder(tokens, a, b, first) for a, b in spans))
 
 
 def asks_about_used_entity(problem: Problem) -> bool:
@@ -363,7 +324,10 @@ def asks_about_used_entity(problem: Problem) -> bool:
     used = set(quantity_slots(problem.expression))
     feeding = {reading.clause_of_slot[j] for j in used if j < len(reading.clause_of_slot)}
     spans = clause_spans(problem.tokens)
-    words = {entity_key(t) for c in feeding for t in problem.tokens[slice(*spans[c])] if t.isalpha() or t == "$"}
+    if problem.language == "zh":
+        words = set().union(*(zh.clause_words(tuple(problem.tokens), *spans[c]) for c in feeding))
+    else:
+        words = {entity_key(t) for c in feeding for t in problem.tokens[slice(*spans[c])] if t.isalpha() or t == "$"}
     for e in used_entities(problem):
         words |= heads(e)
     return heads(asked) <= words
@@ -376,8 +340,10 @@ def used_entities(problem: Problem) -> set[str]:
             if j < len(reading.quantity_entities) and reading.quantity_entities[j]}
 
 
-def names_in(tokens: Sequence[str]) -> set[str]:
-    """Every name-like word (see :func:`holder`) of the tokens."""
+def names_in(tokens: Sequence[str], language: str = "en") -> set[str]:
+    """Every name-like word (see :func:`holder`) of the tokens; Chinese: jieba's person names."""
+    if language == "zh":
+        return zh.names_in(tuple(tokens))
     out = set()
     for tok in tokens:
         tok = tok.removesuffix("'s")

@@ -2,9 +2,8 @@
 name or an object noun is replaced consistently throughout a problem by another of the same kind.
 
 Kinds, without a tagger or a knowledge base: person names come from ``mwp/resources/names.txt`` (same
-gender, so pronouns still fit); object nouns are the counted nouns of the pool ("36 peaches"), and two
-of them are of one kind when they fill a common environment with a content word (swap.py). English
-only (Chinese problems are counted as ``entity_not_applicable_zh``). Units, money and operation cue
+gender, so pronouns still fit); object nouns are the counted nouns of the pool ("36 peaches", "5个苹果"),
+and two of them are of one kind when they fill a common environment with a content word (swap.py). Units, money and operation cue
 words are never replaced. The swap itself is swap.swap_entity, shared with operation 2.
 """
 from __future__ import annotations
@@ -21,20 +20,17 @@ def entity_substitution(problems: Sequence[Problem], cfg: AugmentConfig, seed: i
     batch = CandidateBatch()
     rng = rng_for(seed, round_, "entity_substitution")
     genders = lexicon_genders()
-    lexicon = {g: [n[0] for n in group] for (lang, g), group in load_names().items() if lang == "en"}
+    lexicon = {(lang, g): ["".join(n) for n in group] for (lang, g), group in load_names().items()}
     entities = pool_entities(problems, genders)
     for problem in problems:
         if batch.full(cfg):
             break
-        if problem.language != "en":
-            batch.rejected["entity_not_applicable_zh"] += 1
-            continue
-        present_names = names_in(problem.tokens)
+        present_names = names_in(problem.tokens, problem.language)
         present_nouns = nouns_of(problem)
         options: list[tuple[str, str, list[str]]] = []
         for name in sorted(present_names):
             if name in genders:
-                others = [n for n in lexicon[genders[name]] if n not in present_names]
+                others = [n for n in lexicon.get((problem.language, genders[name]), []) if n not in present_names]
                 options.append(("name", name, others))
         for noun in sorted(present_nouns):
             options.append(("noun", noun, sorted(entities.alternatives.get(("noun", noun), set()) - present_nouns)))

@@ -14,12 +14,17 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
+from lemminflect import getLemma
+
 from mwp.expr import Qty, quantity_slots, substitute
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END
 from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units, rng_for
-from tasks.augment.entities import (_FUNCTION, NEUTRAL, NEUTRAL_STATEMENT, SINGULAR_PRONOUNS, UNRESOLVED, has_abbreviation, lexicon_genders, names_in,
-                                    predicate, predicates_agree, rated_nouns, read)
+from tasks.augment import zh
+from tasks.augment.base import CUE_WORDS_EN
+from tasks.augment.morph import lemma, singular
+from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
+                                    has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
 from tasks.augment.swap import nouns_of, pool_entities, pronoun_gender, swap_entity
 
 
@@ -61,8 +66,7 @@ def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, do
     start, end = host_units.spans[clause]
     narrative = list(donor_units.tokens[:donor_units.spans[-1][0]])
     if rename is not None:  # same token count: quantity positions do not move
-        old, new = rename
-        narrative = [new + tok[len(old):] if tok.removesuffix("'s") == old else tok for tok in narrative]
+        narrative = _renamed(narrative, *rename, donor.language)
     if narrative[-1] in CLAUSE_END and host_units.tokens[end - 1] in CLAUSE_END:
         narrative[-1] = host_units.tokens[end - 1]  # the narrative ends as the clause it replaces did
     tokens = host_units.tokens[:start] + narrative + host_units.tokens[end:]
@@ -78,34 +82,66 @@ def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, do
                     host.provenance.source)
 
 
-def _is_rate(tokens: Sequence[str], start: int, end: int) -> bool:
-    """A statement like "each box holds 36 peaches" gives a rate, not an amount a narrative can replace."""
-    return any(t.lower() in ("each", "every", "per") for t in tokens[start:end])
+def _renamed(narrative: list[str], old: str, new: str, language: str) -> list[str]:
+    """The narrative with name ``old`` written ``new`` (English: whole tokens, possessive kept; Chinese:
+    the name's characters, ``old`` and ``new`` of one length so no quantity moves)."""
+    if language != "zh":
+        return [new + tok[len(old):] if tok.removesuffix("'s") == old else tok for tok in narrative]
+    out, i = list(narrative), 0
+    while i + len(old) <= len(out):
+        if "".join(out[i:i + len(old)]) == old:
+            out[i:i + len(old)] = list(new)
+            i += len(old)
+        else:
+            i += 1
+    return out
+
+
+def _is_rate(problem: Problem, start: int, end: int) -> bool:
+    """A statement like "each box holds 36 peaches" (每箱36个) gives a rate, not an amount a narrative can
+    replace."""
+    if problem.language == "zh":
+        return zh.is_rate(tuple(problem.tokens), start, end)
+    return any(t.lower() in ("each", "every", "per") for t in problem.tokens[start:end])
 
 
 def _content(problem: Problem) -> frozenset[str]:
+    if problem.language == "zh":
+        return frozenset(zh.clause_words(tuple(problem.tokens), 0, len(problem.tokens)))
     return frozenset(t.lower() for t in problem.tokens if t.isalpha() and t.lower() not in _FUNCTION)
+
+
+def _rated(problem: Problem, tokens: Sequence[str]) -> set[str]:
+    if problem.language == "zh":
+        return zh.rated_nouns(tuple(tokens))
+    return rated_nouns(tokens)
 
 
 def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, donor: Problem, asked_of: str | None,
                         genders: dict[str, str]) -> tuple[str, str] | None | str:
     """How the donor's narrative fits the host's holder: None (nothing to rename), (old, new) to rename
     the donor's protagonist, or a refusal reason."""
-    narrative_names = names_in(donor.tokens[:clause_units(donor).spans[-1][0]])
-    pronouns_after = any(t.lower() in SINGULAR_PRONOUNS for t in host.tokens[clause_end:])
+    lang = donor.language
+    narrative_names = names_in(donor.tokens[:clause_units(donor).spans[-1][0]], lang)
+    pronouns = zh.PRONOUNS_F | zh.PRONOUNS_M if lang == "zh" else SINGULAR_PRONOUNS
+    pronouns_after = any(t.lower() in pronouns for t in host.tokens[clause_end:])
     if narrative_names - {asked_of} and pronouns_after:
         return "op1_donor_names_someone_else"  # the host's "he"/"she" after it would become ambiguous
     narrative_clauses = clause_units(donor).spans[:-1]
-    if narrative_clauses and donor.tokens[narrative_clauses[-1][0]].lower() == "if":
+    last = "".join(donor.tokens[slice(*narrative_clauses[-1])]) if narrative_clauses else ""
+    if last.lower().startswith("if ") or last.split()[:1] == ["If"] or last.startswith(("如果", "若", "假如")):
         return "op1_donor_narrative_ends_in_a_condition"  # "If he sold 4 of them," needs its question
     if holder is None or holder == asked_of:
         return None
     if asked_of is None or UNRESOLVED in (holder, asked_of):
         return "op1_holder_differs"  # the host says whose it is; the donor's question does not
-    host_names, donor_names = names_in(host.tokens), names_in(donor.tokens)
+    host_names, donor_names = names_in(host.tokens, lang), names_in(donor.tokens, lang)
     if holder in donor_names or asked_of in host_names:
         return "op1_holder_differs"  # renaming would merge two people
-    said_host, said_donor = pronoun_gender(host.tokens), pronoun_gender(donor.tokens)
+    if lang == "zh" and len(holder) != len(asked_of):
+        return "op1_holder_differs"  # a Chinese rename keeps the character count (quantities stay put)
+    gender_of = zh.pronoun_gender if lang == "zh" else pronoun_gender
+    said_host, said_donor = gender_of(host.tokens), gender_of(donor.tokens)
     if "both" in (said_host, said_donor):
         return "op1_holder_gender_differs"
     host_gender = genders.get(holder) or said_host
@@ -114,6 +150,96 @@ def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, dono
             or host_gender and donor_gender and host_gender != donor_gender:
         return "op1_holder_gender_differs"  # "Katherine has 2 caps. He buys 41 more."
     return asked_of, holder
+
+
+def _donor_inconsistent(problem: Problem, u: Units, reading) -> str | None:
+    """A donor's question must be about its own narrative: the entity it asks for is counted by a quantity
+    its expression uses, and the person it names is named there ("Adam fills 5 bags with bananas. How
+    many plums does Olivia have?" donates nothing: SD's decomposed parts can read like that)."""
+    if not asks_about_used_entity(problem):
+        return "op1_donor_question_not_about_its_narrative"
+    asked_of = reading.question_holder
+    if asked_of is not None and asked_of != UNRESOLVED:
+        if asked_of not in names_in(problem.tokens[:u.spans[-1][0]], problem.language):
+            return "op1_donor_question_names_someone_not_in_its_narrative"
+    return None
+
+
+def _en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Sequence[str]) -> str | None:
+    """English clauses that lean on the statement ("Mike worked 3 hours, each day, for 5 days") and an
+    "I" who would do what the donor's named person did ("Spencer walked ... How long did it take me?")."""
+    if c + 1 < len(u.spans) - 1:
+        a, b = u.spans[c + 1]
+        if host.tokens[a].lower() in ("each", "every", "per") and b - a <= 3:  # ", each day," has no verb
+            return "op1_next_clause_leans_on_the_statement"
+    if any(t in ("I", "we", "We") for t in host.tokens) and names_in(narrative):
+        return "op1_holder_differs"
+    rest = [t for k, (a, b) in enumerate(u.spans) if k != c for t in host.tokens[a:b]]
+    if _verbs(narrative) & _verbs(rest) and _nouns(narrative, host) & _nouns(rest, host):
+        return "op1_donor_restates_the_host"  # "For his birthday he got ..." after "received 67 dollars for his birthday"
+    return None
+
+
+def _nouns(tokens: Sequence[str], host: Problem) -> set[str]:
+    """Content words that are not verbs, cue words or the host's counted entities."""
+    counted = set(read(host).quantity_entities)
+    return {singular(t) for t in tokens if t.isalpha() and t[:1].islower() and t.lower() not in _FUNCTION
+            and t.lower() not in CUE_WORDS_EN and getLemma(t.lower(), upos="NOUN", lemmatize_oov=False)
+            and lemma(t.lower()) == t.lower() and singular(t) not in counted}
+
+
+_PLAIN_VERBS = frozenset({"be", "have", "do", "will", "would", "can", "could"})
+
+
+def _verbs(tokens: Sequence[str]) -> set[str]:
+    """Lemmas of the inflected verbs of the tokens (spent, got, gives), be/have/do left out."""
+    out = set()
+    for t in tokens:
+        low = t.lower()
+        if low.isalpha() and t[:1].islower() and getLemma(low, upos="VERB", lemmatize_oov=False):
+            lem = lemma(low)
+            if lem != low and lem not in _PLAIN_VERBS:
+                out.add(lem)
+    return out
+
+
+def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: Problem, narrative: Sequence[str],
+                holder: str | None, asked_of: str | None) -> str | None:
+    """Chinese clauses often leave their subject to the clause before, so a composition is licensed only
+    when the statement names what it measures (a noun in its predicate: "这根铁丝长8米", never "长8米"),
+    the host's next clause does not lean on it ("比女生多(1/4)"), both sides name the same holder or
+    none, and the donor's narrative is about something the host mentions (a shared noun)."""
+    tokens = tuple(host.tokens)
+    if "%" in states or "".join(tokens[slice(*u.spans[c])]).count("%"):
+        return "op1_zh_statement_is_a_ratio"  # "男生比女生少10%": a relation, not an amount
+    donor_question = "".join(donor.tokens[clause_units(donor).spans[-1][0]:])
+    if "另" in donor_question:
+        return "op1_zh_donor_asks_about_a_second_thing"  # "另一根长多少米": its narrative opens with the first
+    if not zh.has_noun(states, tokens):
+        return "op1_zh_statement_names_no_thing"
+    if c + 1 < len(u.spans) and zh.continues(tokens, *u.spans[c + 1]):
+        return "op1_zh_next_clause_leans_on_the_statement"
+    if c > 0 and zh.introduces(narrative):
+        return "op1_zh_donor_introduces_a_second_thing"  # "一种商品打0.8销售，一件商品降价20%后是320元"
+    if c > 0 and zh.continues(tokens, *u.spans[c]):
+        return "op1_zh_statement_leans_on_the_clause_before"  # "其中女生有130人"
+    host_places, donor_places = zh.places(host.tokens), zh.places(narrative)
+    if donor_places - host_places:
+        return "op1_zh_donor_in_another_place"  # 果园's pear trees into 公园's, 鼓号队 into 合唱队
+    host_groups = zh.groups(tokens)
+    if host_groups and zh.groups(narrative) - host_groups:
+        return "op1_zh_donor_names_another_group"  # 五年级 in a problem about 四年级
+    if (holder is None) != (asked_of is None):
+        return "op1_holder_differs"
+    if not zh.nouns_of_text(narrative) & zh.nouns_of_text(host.tokens):
+        return "op1_zh_donor_about_another_thing"
+    # The donor's narrative may repeat only what the replaced statement says: a word it shares with the
+    # host's other clauses ("上衣", "现在", "出售") would state a second value of one thing.
+    narrative_said = zh.said_words(narrative, clause_units(donor).spans[:-1])
+    rest_said = zh.said_words(host.tokens, [span for k, span in enumerate(u.spans) if k != c])
+    if (narrative_said & rest_said) - states:
+        return "op1_zh_donor_restates_the_host"
+    return None
 
 
 def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_: int) -> CandidateBatch:
@@ -135,9 +261,13 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if not donor_ok(problem, u) or reading.question_entity is None or has_abbreviation(problem.tokens):
             continue
         q_start, q_end = u.spans[-1]
-        if not _is_rate(problem.tokens, q_start, q_end):
-            asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity)
-            donors[(reading.question_entity, asks[d] - NEUTRAL)].append(d)
+        if not _is_rate(problem, q_start, q_end):
+            reason = _donor_inconsistent(problem, u, reading)
+            if reason:
+                batch.rejected[reason] += 1
+                continue
+            asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity, problem.language)
+            donors[(reading.question_entity, asks[d] - neutral(problem.language)[0])].append(d)
     entities_asked = {entity for entity, _ in donors}
     order = list(range(len(problems)))
     rng.shuffle(order)
@@ -145,11 +275,12 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if batch.full(cfg):
             break
         host, u, reading = problems[p], units[p], readings[p]
-        if host.language != "en":
-            batch.rejected["op1_not_applicable_zh"] += 1  # the entity rules read English only
-            continue
+        lang = host.language
         if has_abbreviation(host.tokens):
             batch.rejected["op1_abbreviation_cuts_a_clause"] += 1
+            continue
+        if _donor_inconsistent(host, u, reading):
+            batch.rejected["op1_host_question_not_about_its_narrative"] += 1  # a composition would inherit it
             continue
         clauses = []
         for c in range(len(u.spans) - 1):
@@ -157,13 +288,13 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if slot is None:
                 continue
             entity = reading.quantity_entities[slot]
-            if entity is None or entity not in entities_asked or _is_rate(host.tokens, *u.spans[c]):
+            if entity is None or entity not in entities_asked or _is_rate(host, *u.spans[c]):
                 continue
             start, end = u.spans[c]
             if sum(start <= pos < end for pos in u.qty_pos) != 1:
                 continue  # "on Monday he worked 8 hours and on Tuesday 2 hours": one clause, two amounts
-            states = predicate(host.tokens, start, end, entity)
-            if donors.get((entity, states - NEUTRAL_STATEMENT)):
+            states = predicate(host.tokens, start, end, entity, lang)
+            if donors.get((entity, states - neutral(lang)[1])):
                 clauses.append((c, entity, states))
             else:
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
@@ -175,12 +306,12 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if len(made) >= cfg.per_problem_cap:
                 break
             c, entity, states = clauses[rng.randrange(len(clauses))]
-            pool = donors[(entity, states - NEUTRAL_STATEMENT)]
+            pool = donors[(entity, states - neutral(lang)[1])]
             d = pool[rng.randrange(len(pool))]
             if d == p or (c, d) in made:
                 continue
             made.add((c, d))
-            if not predicates_agree(states, asks[d]):
+            if not agree(states, asks[d], lang):
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
                 continue
             host_words, donor_words = _content(host), _content(problems[d])
@@ -189,10 +320,20 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 continue
             start, end = u.spans[c]
             narrative = problems[d].tokens[:units[d].spans[-1][0]]
-            if rated_nouns(narrative) & rated_nouns(host.tokens[:start] + host.tokens[end:]):
+            if _rated(host, narrative) & _rated(host, host.tokens[:start] + host.tokens[end:]):
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
             holder, asked_of = reading.clause_holders[c], readings[d].question_holder
+            if lang != "zh":
+                refusal = _en_refusal(host, u, c, problems[d], narrative)
+                if refusal:
+                    batch.rejected[refusal] += 1
+                    continue
+            if lang == "zh":
+                refusal = _zh_refusal(host, u, c, states, problems[d], narrative, holder, asked_of)
+                if refusal:
+                    batch.rejected[refusal] += 1
+                    continue
             rename = _protagonist_rename(host, end, holder, problems[d], asked_of, genders)
             if isinstance(rename, str):
                 batch.rejected[rename] += 1
@@ -222,12 +363,10 @@ def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if batch.full(cfg):
             break
         problem = problems[p]
-        if problem.language != "en":
-            batch.rejected["op2_not_applicable_zh"] += 1  # the entity rules read English only
-            continue
-        present = nouns_of(problem) | names_in(problem.tokens)
+        names = names_in(problem.tokens, problem.language)
+        present = nouns_of(problem) | names
         options = [((kind, key), sorted(alts - present))
-                   for kind, keys in (("noun", sorted(nouns_of(problem))), ("name", sorted(names_in(problem.tokens))))
+                   for kind, keys in (("noun", sorted(nouns_of(problem))), ("name", sorted(names)))
                    for key in keys for alts in [entities.alternatives.get((kind, key), set())]]
         options = [o for o in options if o[1]]
         if not options:
@@ -242,6 +381,9 @@ def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if (key, new) in made:
                 continue
             made.add((key, new))
+            if problem.language == "zh" and (key in new or new in key):
+                batch.rejected["op2_swap_target_overlaps_entity"] += 1  # 苹果 -> 苹果树: the old text would stay
+                continue
             old_entity, new_entity = entities.entity(kind, key), entities.entity(kind, new)
             detail = f"{kind}: {key} -> {new}"
             out = swap_entity(problem, old_entity, new_entity, "geca_op2", detail, round_, entities.gender)

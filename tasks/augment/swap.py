@@ -14,9 +14,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
+from lemminflect import getLemma
+
 from mwp.problem import Problem
 from tasks.augment.base import UNIT_WORDS, Slot, assemble, clause_units
 from tasks.augment.entities import _FUNCTION, INVARIANT, SINGULAR_PRONOUNS, entity_key, heads, names_in, plural, read, singular
+from tasks.augment import zh
+from tasks.augment.morph import lemma
 from tasks.augment.base import skeleton
 
 _FEMALE = frozenset({"she", "her", "hers", "herself"})
@@ -30,11 +34,14 @@ class Entity:
     key: str  # the name, or the folded noun (entities.entity_key)
     singular: str = ""  # noun surfaces to write (a name is written as its key)
     plural: str = ""
+    classifiers: frozenset = frozenset()  # Chinese: the count classifiers the pool uses with the noun
 
 
 def nouns_of(problem: Problem) -> set[str]:
     """Folded counted nouns of the problem that may be swapped: never units, money or percent, nor a noun
-    with an "of" complement ("pieces of clothing")."""
+    with an "of" complement ("pieces of clothing"). Chinese: the noun after a count classifier (个:苹果 -> 苹果)."""
+    if problem.language == "zh":
+        return {n for n in map(zh.count_noun, read(problem).quantity_entities) if n}
     return {e for e in read(problem).quantity_entities if e and ":" not in e and e not in _NOT_SWAPPED
             and e.isalpha()}
 
@@ -51,8 +58,14 @@ def _bound_mention(tokens: Sequence[str], i: int, kind: str) -> bool:
         return before in _TITLES or (before == "." and before2 in _TITLES)
     after = tokens[i + 1] if i + 1 < len(tokens) else ""
     modifier = before.isalpha() and before.islower() and before not in _FUNCTION
-    compound = after.isalpha() and after.islower() and after not in _FUNCTION
+    compound = after.isalpha() and after.islower() and after not in _FUNCTION and not _inflected_verb(after)
     return modifier or compound
+
+
+def _inflected_verb(word: str) -> bool:
+    """"costs", "weighs", "baked": a verb written with an ending, so the noun before it is its subject
+    ("each cookie costs 2"), not the first half of a compound ("cookie jar")."""
+    return lemma(word) != word and bool(getLemma(word, upos="VERB", lemmatize_oov=False))
 
 
 def pronoun_gender(tokens: Sequence[str]) -> str | None:
@@ -68,9 +81,12 @@ class PoolEntities:
     alternatives: dict[tuple[str, str], set[str]]  # (kind, key) -> other keys sharing an environment
     surfaces: dict[str, tuple[str, str]]  # noun key -> (singular, plural) as written in the pool
     gender: dict[str, str]  # name -> "f" / "m" (the lexicon, else the original one-name problems' pronouns, if they agree)
+    classifiers: dict[str, set[str]] = None  # Chinese noun -> count classifiers seen with it ("个", "本")
 
     def entity(self, kind: str, key: str) -> Entity:
-        if kind == "name":
+        if kind == "noun" and _is_cjk(key):
+            return Entity("noun", key, classifiers=frozenset((self.classifiers or {}).get(key, ())))
+        if kind == "name" or _is_cjk(key):
             return Entity("name", key)
         one, many = self.surfaces.get(key, (key, key) if key in INVARIANT else (key, plural(key)))
         return Entity("noun", key, one, many)
@@ -82,9 +98,17 @@ def _has_content(env: Sequence[str]) -> bool:
 
 def pool_entities(problems: Sequence[Problem], lexicon_gender: dict[str, str] | None = None) -> PoolEntities:
     by_env: dict[tuple, set[str]] = defaultdict(set)
+    classifiers: dict[str, set[str]] = defaultdict(set)
     seen_forms: dict[str, dict[bool, str]] = defaultdict(dict)
     votes: dict[str, set[str]] = defaultdict(set)
     for problem in problems:
+        if problem.language == "zh":
+            _zh_environments(problem, by_env, votes)
+            for entity in read(problem).quantity_entities:
+                if zh.count_noun(entity):
+                    unit, noun = entity.split(":", 1)
+                    classifiers[noun].add(unit)
+            continue
         if problem.language != "en":
             continue
         nouns, names = nouns_of(problem), names_in(problem.tokens)
@@ -115,7 +139,33 @@ def pool_entities(problems: Sequence[Problem], lexicon_gender: dict[str, str] | 
     surfaces = {key: ((key, key) if key in INVARIANT else
                       (f.get(True, singular(f.get(False, key))), f.get(False, plural(f.get(True, key)))))
                 for key, f in seen_forms.items()}
-    return PoolEntities(dict(alternatives), surfaces, _genders(votes, lexicon_gender or {}))
+    return PoolEntities(dict(alternatives), surfaces, _genders(votes, lexicon_gender or {}), dict(classifiers))
+
+
+def _is_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def _zh_environments(problem: Problem, by_env: dict, votes: dict) -> None:
+    """Chinese environments: each clause's words, numbers left out, names and 他/她 written ``<name>``,
+    the entity (a name or a counted noun) written ``<0>``; a content word must remain."""
+    tokens = tuple(problem.tokens)
+    nouns, names = nouns_of(problem), zh.names_in(tokens)
+    if len(names) == 1 and problem.provenance.round == 0:
+        g = zh.pronoun_gender(tokens)
+        if g in ("f", "m"):
+            votes[next(iter(names))].add(g)
+    ws = zh.words(tokens)
+    for start, end in clause_units(problem).spans:
+        clause = [w for w in ws if start <= w.start < end and w.flag not in ("m", "x")]
+        masked = tuple("<name>" if w.text in names or w.text in zh.PRONOUNS_F | zh.PRONOUNS_M else w.text for w in clause)
+        for i, w in enumerate(clause):
+            kind = "name" if w.text in names else "noun" if w.text in nouns else None
+            if kind is None:
+                continue
+            env = masked[:i] + ("<0>",) + masked[i + 1:]
+            if any(zh.is_content(x) for k, x in enumerate(clause) if k != i and masked[k] != "<name>"):
+                by_env[(kind, ("zh",) + env)].add(w.text)
 
 
 def _genders(votes: dict[str, set[str]], lexicon: dict[str, str]) -> dict[str, str]:
@@ -153,8 +203,8 @@ def swap_entity(problem: Problem, old: Entity, new: Entity, operator: str, detai
                 gender: dict[str, str] | None = None) -> Problem | str:
     """``problem`` with every mention of ``old`` written as ``new``; same expression. Returns the new
     problem, or the reason it is refused."""
-    if problem.language != "en":
-        return "swap_not_applicable_zh"
+    if problem.language == "zh":
+        return _swap_zh(problem, old, new, operator, detail, round_, gender or {})
     tokens = problem.tokens
     if not any(_matches(t, old) for t in tokens):
         return "swap_entity_not_found"
@@ -171,5 +221,42 @@ def swap_entity(problem: Problem, old: Entity, new: Entity, operator: str, detai
     out = [(_rewrite(t, new) if i not in qty and _matches(t, old) else t) for i, t in enumerate(tokens)]
     slots = [Slot(pos, j, q.value, q.surface) for j, (pos, q) in enumerate(zip(problem.quantity_positions(),
                                                                                problem.quantities))]
+    return assemble(out, slots, problem.expression, problem.language, (problem.id,), operator, detail, round_,
+                    problem.provenance.source)
+
+
+def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: str, round_: int,
+             gender: dict[str, str]) -> Problem | str:
+    """The Chinese swap: every word equal to ``old`` rewritten; refused when the old characters also sit
+    inside another word ("苹果树"), so no trace of the old entity can survive."""
+    tokens = tuple(problem.tokens)
+    mentions = {w.start: w for w in zh.words(tokens) if w.text == old.key}
+    text = "".join(tokens)
+    if not mentions:
+        return "swap_entity_not_found"
+    if new.key in text:
+        return "swap_target_already_in_problem"
+    if text.count(old.key) != len(mentions):
+        return "swap_mention_bound_to_its_words"
+    if old.kind == "noun" and new.classifiers:
+        used = {e.split(":", 1)[0] for e in read(problem).quantity_entities + (read(problem).question_entity,)
+                if e and e.endswith(":" + old.key)}
+        if not used <= new.classifiers:
+            return "swap_classifier_does_not_fit"  # "6本练习本" -> "6本铅笔盒": the pool counts 铅笔盒 with 个
+    if old.kind == "name":
+        said = zh.pronoun_gender(tokens)
+        if said is not None and gender.get(new.key) != gender.get(old.key, said if said != "both" else None):
+            return "swap_name_gender_unknown_or_differs"
+    out, new_pos, i = [], {}, 0
+    while i < len(tokens):
+        if i in mentions:
+            out.extend(new.key)
+            i = mentions[i].end
+            continue
+        new_pos[i] = len(out)
+        out.append(tokens[i])
+        i += 1
+    slots = [Slot(new_pos[pos], j, q.value, q.surface) for j, (pos, q) in enumerate(zip(problem.quantity_positions(),
+                                                                                       problem.quantities))]
     return assemble(out, slots, problem.expression, problem.language, (problem.id,), operator, detail, round_,
                     problem.provenance.source)

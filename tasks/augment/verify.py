@@ -16,14 +16,20 @@ from typing import Iterable, Sequence
 
 from mwp.expr import DivisionByZeroError, EvaluationError, Var, evaluate, iter_nodes, quantity_slots
 from mwp.problem import Problem, find_quantities
+from mwp.text import conditional_number_word
 
 
 def rejection_reason(problem: Problem, allow_unused_quantities: bool = True,
                      reject_negative_answers: bool = True) -> str | None:
     """None when the problem's label checks out, else a short reason."""
     found = find_quantities(problem.sentences, problem.language)
-    if [(q.value, q.sentence, q.token) for q in found] != [
-            (q.value, q.sentence, q.token) for q in problem.quantities]:
+    # number words that are quantities only where the equation uses them ("twice") stay quantities
+    # when they still read as that number at their place
+    found += [q for q in problem.quantities if problem.language == "en" and 0 <= q.sentence < len(problem.sentences)
+              and 0 <= q.token < len(problem.sentences[q.sentence])
+              and conditional_number_word(problem.sentences[q.sentence], q.token) == q.value]
+    if sorted((q.sentence, q.token, q.value) for q in found) != [
+            (q.sentence, q.token, q.value) for q in problem.quantities]:
         return "quantity_mismatch"
     if any(isinstance(node, Var) for node in iter_nodes(problem.expression)):
         return "unknown_in_expression"

@@ -8,6 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Sequence
 
+from mwp.durable import write_json_durable
 from mwp.problem import Problem
 from tasks.dbca.atoms import DEFAULT_MAX_DEPTH, KChoice, QuantityClusters, atoms_of, cluster_quantities, compounds_of, \
     split_statistics
@@ -74,3 +75,9 @@ def sd_document(sd: SDResult, parameters: dict[str, Any], k: int, seed: int) -> 
     return {"method": "sd", "parameters": parameters, "train": [p.id for p in sd.train],
             "test": [p.id for p in sd.test], "labels": sd.labels, "stats": stats,
             "quantity_labeler": labeler.to_dict() if labeler else None}
+
+
+def write_document(document: dict[str, Any], path: Path) -> None:
+    """A split document at ``path``, durably (:mod:`mwp.durable`): runs read it later, so after any
+    crash it is the old document or the new one, never a cut one."""
+    write_json_durable(path, document, indent=1, ensure_ascii=False)

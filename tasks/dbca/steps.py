@@ -2,21 +2,17 @@
 call the pure code of this package, log, and return. The only module of tasks/dbca that imports Prefect."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from prefect import get_run_logger, task
 
+from mwp.durable import sync_tree
 from mwp.problem import Problem, write_jsonl
 from tasks.dbca.atoms import KChoice, split_problems
-from tasks.dbca.split_file import sd_document, snapshot_path, snapshot_result, split_document
+from tasks.dbca.split_file import sd_document, snapshot_path, snapshot_result, split_document, write_document
 from tasks.dbca.splitter import SplitConfig
 from tasks.dbca.synthetic import SDResult, build_sd
-
-
-def _write_json(document: dict[str, Any], path: Path) -> None:
-    path.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
 @task
@@ -48,12 +44,12 @@ def write_split(problems: list[Problem], choice: KChoice, out: str, method: str,
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     clusters, result = choice.clusters, choice.result
-    _write_json(split_document(problems, clusters, result, choice, method, parameters, config, max_depth), path)
+    write_document(split_document(problems, clusters, result, choice, method, parameters, config, max_depth), path)
     written = [str(path)]
     for snap in result.snapshots:
         at = snapshot_result(result, snap, len(problems))
         snap_path = snapshot_path(path, snap.target)
-        _write_json(split_document(problems, clusters, at, choice, method, parameters, config, max_depth), snap_path)
+        write_document(split_document(problems, clusters, at, choice, method, parameters, config, max_depth), snap_path)
         written.append(str(snap_path))
     get_run_logger().info("wrote %s", ", ".join(written))
     return written
@@ -77,5 +73,6 @@ def write_sd(sd: SDResult, out: str, parameters: dict[str, Any], k: int, seed: i
     write_jsonl(sd.train, folder / "train.jsonl")
     write_jsonl(sd.test, folder / "test.jsonl")
     document = sd_document(sd, parameters, k, seed)
-    _write_json(document, folder / "split.json")
+    sync_tree(folder)  # the problem files are on disk before split.json names their sides
+    write_document(document, folder / "split.json")
     return document

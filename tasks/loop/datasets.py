@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from mwp.durable import sync_tree
 from mwp.problem import Problem, write_jsonl
 from mwp.readers import DataSpec
 from tasks.loop.rundir import write_json_atomic
@@ -114,6 +115,20 @@ def source_fingerprint(data: DataSpec, split_file: Path | None) -> str:
     return digest.hexdigest()
 
 
+def check_unchanged(directory: Path, fingerprint: str) -> dict[str, Any] | None:
+    """The data report of the sets in ``directory`` (None when none are made yet), after checking that they
+    were made from the data of ``fingerprint`` (:func:`source_fingerprint`): a ValueError in one line
+    otherwise. Run before anything of a resumed run is written or tracked."""
+    path = directory / "report.json"
+    if not path.exists():
+        return None
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if report.get("source_sha256") != fingerprint:
+        raise ValueError(f"{directory.parent}: the data or split file changed since this run started; resuming "
+                         "would mix rounds made from different data. Use another --out, or delete the run directory.")
+    return report
+
+
 def duplicates_across_sides(duplicates: dict[str, str], split: dict[str, Any]) -> int:
     """Pairs of exact duplicates (dropped id -> kept twin) that a split file put on different sides: the
     split was made before duplicates were dropped, and would have tested on training problems."""
@@ -159,11 +174,7 @@ def prepare_sets(data: DataSpec, directory: Path, seed: int, test_fraction: floa
     fingerprint = source_fingerprint(data, split_file)
     existing = existing_sets(directory)
     if existing is not None:
-        report = json.loads((directory / "report.json").read_text(encoding="utf-8"))
-        if report.get("source_sha256") != fingerprint:
-            raise ValueError(f"{directory.parent}: the data or split file changed since this run started; resuming "
-                             "would mix rounds made from different data. Use another --out, or delete the run directory.")
-        return existing, report
+        return existing, check_unchanged(directory, fingerprint)
     result, problems = data.load()
     split = load_split_file(split_file) if split_file else None
     shared = duplicates_across_sides(result.duplicates, split) if split else 0
@@ -176,6 +187,7 @@ def prepare_sets(data: DataSpec, directory: Path, seed: int, test_fraction: floa
               "duplicates_dropped": result.skipped.get("duplicate_problem", 0),
               "split_sides_share_duplicates": shared,
               "source_sha256": fingerprint}
+    sync_tree(directory)  # the sets are on disk before report.json, which marks them complete
     write_json_atomic(directory / "report.json", report)
     return sets, report
 

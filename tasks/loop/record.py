@@ -15,6 +15,7 @@ class SetMetrics:
     answer_acc: float  # prediction evaluates to the gold answer
     equation_acc: float  # normalized prefix equals the gold prefix
     invalid_rate: float  # predictions that fail to evaluate
+    unreachable: int | None = None  # gold expressions the solver's vocabularies cannot express (None: older records)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Generation:
     verified_by_operator: dict[str, int] = field(default_factory=dict)
     kept_by_operator: dict[str, int] = field(default_factory=dict)
     kept_origins: int | None = None  # original problems the kept ones descend from (None in older records)
+    unscorable_by_reason: dict[str, int] = field(default_factory=dict)  # empty in older records
 
 
 @dataclass(frozen=True)
@@ -67,11 +69,13 @@ class RoundRecord:
                                if f.name not in ("tests", "generation", "precision")}
         for name, m in self.tests.items():
             out.update({f"{name}_answer_acc": m.answer_acc, f"{name}_equation_acc": m.equation_acc,
-                        f"{name}_invalid_rate": m.invalid_rate})
+                        f"{name}_invalid_rate": m.invalid_rate, f"{name}_unreachable": m.unreachable})
         if self.generation is not None:
             g = self.generation
             out.update({f.name: getattr(g, f.name) for f in fields(g)
-                        if f.name not in ("rejected", "verified_by_operator", "kept_by_operator")})
+                        if f.name not in ("rejected", "verified_by_operator", "kept_by_operator",
+                                          "unscorable_by_reason")})
+            out.update({f"unscorable_{k}": v for k, v in g.unscorable_by_reason.items()})
             out.update({f"rejected_{k}": v for k, v in g.rejected.items()})
             out.update({f"verified_{k}": v for k, v in g.verified_by_operator.items()})
             out.update({f"kept_{k}": v for k, v in g.kept_by_operator.items()})

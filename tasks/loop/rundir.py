@@ -9,37 +9,72 @@ Layout::
     round_NN/candidates.jsonl, scored.jsonl, kept.jsonl, pool.jsonl, checkpoint/, metrics.json
     round_NN/correct_<set>.json                               (answer correctness per test problem)
     round_NN/epochs.json                                      (per-epoch loss and validation accuracy)
-A round is complete when its metrics.json exists: it is written last, atomically.
+A round is complete when its metrics.json exists and reads: it is written last, after everything in the
+round's folder is on disk, durably (:mod:`mwp.durable`), so a crash of the machine leaves it whole or
+absent. A marker that cannot be read (damaged on disk, cut short by hand) does not count: that round is
+redone, and the markers of later rounds (which built on it) are set aside as ``metrics.json.redone``.
 """
 from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any, Iterable
 
+from mwp.durable import sync_tree, write_json_durable
 from mwp.problem import Problem, read_problems_jsonl
 from tasks.loop.record import RoundRecord
 
 
-def lock(run_dir: Path):
-    """An exclusive lock on the run directory for as long as the returned file stays open (the process
-    holds it; it goes with the process). A second run on the same directory is refused, never interleaved."""
+class RunLock:
+    """A held run-directory lock (:func:`lock`); ``close`` releases this holder's share of it."""
+
+    def __init__(self, key: str):
+        self.key, self.closed = key, False
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        with _HELD_GUARD:
+            entry = _HELD[self.key]
+            entry[1] -= 1
+            if entry[1] == 0:
+                entry[0].close()
+                del _HELD[self.key]
+
+
+_HELD: dict[str, list] = {}  # resolved run directory -> [open lock file, holders in this process]
+_HELD_GUARD = threading.Lock()
+
+
+def lock(run_dir: Path) -> RunLock:
+    """An exclusive lock on the run directory for as long as a returned lock stays open (the process
+    holds it; it goes with the process). A second run on the same directory is refused, never
+    interleaved. Within one process the lock is shared: the command that took it before starting any
+    work (so that a refusal comes before a Prefect flow run exists) can run the flow that takes it again."""
     import fcntl
 
-    handle = open(run_dir / ".lock", "a+", encoding="utf-8")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    key = str(Path(run_dir).resolve())
+    with _HELD_GUARD:
+        if key in _HELD:
+            _HELD[key][1] += 1
+            return RunLock(key)
+        handle = open(run_dir / ".lock", "a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise ValueError(f"{run_dir} is in use by another run ({holder}); wait for it or use another --out") from None
         handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise ValueError(f"{run_dir} is in use by another run ({holder}); wait for it or use another --out") from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
-    return handle
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        _HELD[key] = [handle, 1]
+        return RunLock(key)
 
 
 def round_dir(run_dir: Path, round_index: int) -> Path:
@@ -47,30 +82,91 @@ def round_dir(run_dir: Path, round_index: int) -> Path:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    """``data`` as JSON at ``path``: the old file or the new one after any crash (:mod:`mwp.durable`)."""
+    write_json_durable(path, data, indent=2, sort_keys=True, default=str)
+
+
+class UnreadableRecord(ValueError):
+    """A round's metrics.json that exists but is not a round record; the message names the file."""
+
+
+def record_path(run_dir: Path, round_index: int) -> Path:
+    return round_dir(run_dir, round_index) / "metrics.json"
 
 
 def completed_rounds(run_dir: Path) -> list[int]:
-    """Indices of the rounds whose metrics.json exists, in order, stopping at the first gap."""
+    """Indices of the rounds whose metrics.json exists and reads, in order, stopping at the first gap
+    (a missing or unreadable marker)."""
     done = []
     i = 0
-    while (round_dir(run_dir, i) / "metrics.json").exists():
+    while record_path(run_dir, i).exists():
+        try:
+            read_record(run_dir, i)
+        except UnreadableRecord:
+            break
         done.append(i)
         i += 1
     return done
 
 
+def unreadable_records(run_dir: Path) -> list[tuple[Path, str]]:
+    """(file, why) of every round marker that exists but cannot be read."""
+    out = []
+    for path in sorted(run_dir.glob("round_*/metrics.json")):
+        try:
+            _parse_record(path)
+        except UnreadableRecord as err:
+            out.append((path, str(err)))
+    return out
+
+
+def set_aside_records_from(run_dir: Path, first_round: int) -> list[Path]:
+    """Rename the markers of ``first_round`` and later rounds to ``metrics.json.redone``, so those rounds
+    are redone and none of them counts as complete before it is; the renamed files are returned."""
+    moved = []
+    for path in sorted(run_dir.glob("round_*/metrics.json")):
+        index = path.parent.name.removeprefix("round_")
+        if index.isdigit() and int(index) >= first_round:
+            aside = path.with_name("metrics.json.redone")
+            os.replace(path, aside)
+            moved.append(aside)
+    return moved
+
+
+def redo_unreadable(run_dir: Path) -> list[str]:
+    """Before a run resumes: when a round's marker cannot be read, that round and every later one are
+    redone (their markers set aside, :func:`set_aside_records_from`). Returns one line per marker
+    found unreadable and per marker set aside, for the run's log; nothing when all read."""
+    bad = unreadable_records(run_dir)
+    if not bad:
+        return []
+    first = min(int(path.parent.name.removeprefix("round_")) for path, _ in bad)
+    lines = [f"{why}; round {int(path.parent.name.removeprefix('round_'))} is redone" for path, why in bad]
+    moved = set_aside_records_from(run_dir, first)
+    lines += [f"{path}: set aside, its round follows round {first} and is redone" for path in moved
+              if int(path.parent.name.removeprefix("round_")) > first]
+    return lines
+
+
+def _parse_record(path: Path) -> RoundRecord:
+    try:
+        return RoundRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError, AttributeError) as err:  # JSONDecodeError is a ValueError
+        raise UnreadableRecord(f"{path}: not a round record ({err.__class__.__name__}: {err})") from err
+
+
 def read_record(run_dir: Path, round_index: int) -> RoundRecord:
-    """The record of a completed round (its metrics.json)."""
-    path = round_dir(run_dir, round_index) / "metrics.json"
-    return RoundRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    """The record of a completed round (its metrics.json); :class:`UnreadableRecord` naming the file
+    when it is not one."""
+    return _parse_record(record_path(run_dir, round_index))
 
 
 def write_record(run_dir: Path, record: RoundRecord) -> None:
-    """Written last: from then on the round counts as complete."""
-    write_json_atomic(round_dir(run_dir, record.round) / "metrics.json", record.to_dict())
+    """Written last, once every file of the round's folder is on disk: from then on the round counts
+    as complete, also after a power cut."""
+    directory = round_dir(run_dir, record.round)
+    sync_tree(directory)
+    write_json_atomic(directory / "metrics.json", record.to_dict())
 
 
 def write_scored(path: Path, problems: Iterable[Problem], scores: Iterable[float]) -> int:

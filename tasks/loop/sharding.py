@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ class ChunkScores:
     start: int  # index of the chunk's first candidate in the candidates file
     ids: list[str]
     scores: list[float]
-    unscorable: int
+    unscorable: dict[str, int]  # reason -> candidates
 
 
 def read_candidate_lines(path: Path, start: int, stop: int) -> list[Problem]:
@@ -59,11 +60,11 @@ def score_chunk_file(checkpoint_dir: str, candidates_path: str, pool_path: str, 
     pool = {p.id: p for p in read_problems_jsonl(pool_path)} if score_name in POOL_SCORES else {}
     scores, unscorable = score_chunk(load_scorer(Path(checkpoint_dir), score_name, device), part, score_name,
                                      pool, seed)
-    return ChunkScores(start, [p.id for p in part], scores, unscorable)
+    return ChunkScores(start, [p.id for p in part], scores, dict(unscorable))
 
 
 def score_on_dask(address: str, checkpoint_dir: Path, candidates_path: Path, pool_path: Path, ids: list[str],
-                  score_name: str, seed: int, device: str, threads: int | None) -> tuple[list[float], int]:
+                  score_name: str, seed: int, device: str, threads: int | None) -> tuple[list[float], Counter[str]]:
     """Scores of the candidates in ``candidates_path`` (whose ids, in file order, are ``ids``), one Dask task
     per fixed chunk on the scheduler at ``address``, put back in the file's order. The paths are made
     absolute: a worker on another machine needs them at the same place (a shared mount)."""
@@ -76,13 +77,13 @@ def score_on_dask(address: str, checkpoint_dir: Path, candidates_path: Path, poo
                                  pure=False) for start, stop in bounds]
         parts: list[ChunkScores] = client.gather(futures)
     scores: list[float] = []
-    unscorable = 0
+    unscorable: Counter[str] = Counter()
     for (start, stop), part in zip(bounds, parts):
         if part.start != start or part.ids != ids[start:stop]:
             raise RuntimeError(f"chunk {start}..{stop} of {candidates_path} came back with other candidates "
                                "(the file changed while it was scored?)")
         scores.extend(part.scores)
-        unscorable += part.unscorable
+        unscorable.update(part.unscorable)
     return scores, unscorable
 
 

@@ -104,8 +104,8 @@ def generate_candidates(pool_path: Path, out_path: Path, config: AugmentConfig, 
 @task(name="score_candidates", cache_policy=NO_CACHE)
 def score_candidates(candidates_path: Path, pool_path: Path, checkpoint_dir: Path, score_name: str, seed: int,
                      device: str, scored_path: Path, dask_address: str | None = None,
-                     threads: int | None = None) -> int:
-    """Scores of the candidates to ``scored_path``; returns how many could not be scored. With
+                     threads: int | None = None) -> dict[str, int]:
+    """Scores of the candidates to ``scored_path``; returns how many could not be scored, by reason. With
     ``dask_address``, the fixed chunks are scored on that scheduler's workers (``threads`` torch threads
     each), with the same scores as here (tasks/loop/sharding.py)."""
     candidates = read_problems_jsonl(candidates_path)
@@ -121,7 +121,7 @@ def score_candidates(candidates_path: Path, pool_path: Path, checkpoint_dir: Pat
         scores, unscorable = training.score_with_checkpoint(checkpoint_dir, candidates, score_name, pool, seed,
                                                             device)
     rundir.write_scored(scored_path, candidates, scores)
-    return unscorable
+    return dict(unscorable)
 
 
 @task(name="keep_candidates", cache_policy=NO_CACHE)
@@ -144,8 +144,9 @@ def keep_candidates(scored_path: Path, policy: str, keep_fraction: float, kept_p
             "kept_origins": len(set().union(*(k.origin for k in kept)))}
 
 
-def generation_record(generated: dict[str, Any], unscorable: int, kept: dict[str, Any]) -> Generation:
-    return Generation(candidates=generated["candidates"], verified=generated["verified"], unscorable=unscorable,
+def generation_record(generated: dict[str, Any], unscorable: dict[str, int], kept: dict[str, Any]) -> Generation:
+    return Generation(candidates=generated["candidates"], verified=generated["verified"],
+                      unscorable=sum(unscorable.values()), unscorable_by_reason=dict(unscorable),
                       kept=kept["kept"], confidence_mean=kept["confidence_mean"],
                       confidence_cut=kept["confidence_cut"], rejected=generated["rejected"],
                       verified_by_operator=generated["verified_by_operator"],

@@ -9,6 +9,7 @@ import json
 import logging
 import math
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -83,7 +84,8 @@ def evaluate_checkpoint(checkpoint_dir: Path, test_sets: Mapping[str, Path], bea
     for name, path in test_sets.items():
         problems = read_problems_jsonl(path)
         report = evaluate_predictions(problems, solver.predict(problems, beam_size=beam_size))
-        out[name] = SetMetrics(report.n, report.answer_acc, report.equation_acc, report.invalid_rate)
+        unreachable = sum(solver.unreachable_reason(p) is not None for p in problems)
+        out[name] = SetMetrics(report.n, report.answer_acc, report.equation_acc, report.invalid_rate, unreachable)
         if correct_dir is not None:
             correct = {p.id: bool(ok) for p, ok in zip(problems, report.per_problem)}
             (correct_dir / f"correct_{name}.json").write_text(json.dumps(correct), encoding="utf-8")
@@ -103,23 +105,24 @@ def chunk_bounds(n: int, chunk: int = SCORE_CHUNK) -> list[tuple[int, int]]:
 
 
 def score_chunk(solver: Any, part: Sequence[Problem], score_name: str, pool: Mapping[str, Problem],
-                seed: int) -> tuple[list[float], int]:
-    """Scores of one chunk; a candidate the solver cannot represent gets NaN and is counted."""
+                seed: int) -> tuple[list[float], Counter[str]]:
+    """Scores of one chunk; a candidate the solver cannot represent gets NaN and is counted by the
+    reason its encoding gives (``unseen_constant``, ``no_slot_for_quantity``, ...)."""
     from ranking.scores import score_candidates
 
     try:
-        return score_candidates(score_name, solver, list(part), pool=pool, seed=seed), 0
+        return score_candidates(score_name, solver, list(part), pool=pool, seed=seed), Counter()
     except ValueError:
         pass
     # Some candidate in the chunk is outside the solver's vocabulary: score one by one.
     scores: list[float] = []
-    unscorable = 0
+    unscorable: Counter[str] = Counter()
     for cand in part:
         try:
             scores.extend(score_candidates(score_name, solver, [cand], pool=pool, seed=seed))
-        except ValueError:
+        except ValueError as err:
             scores.append(math.nan)
-            unscorable += 1
+            unscorable[getattr(err, "reason", "unknown")] += 1
     return scores, unscorable
 
 
@@ -132,13 +135,13 @@ def load_scorer(checkpoint_dir: Path, score_name: str, device: str = "auto") -> 
 
 def score_with_checkpoint(checkpoint_dir: Path, candidates: Sequence[Problem], score_name: str,
                           pool: Mapping[str, Problem], seed: int, device: str = "auto",
-                          chunk: int = SCORE_CHUNK) -> tuple[list[float], int]:
+                          chunk: int = SCORE_CHUNK) -> tuple[list[float], Counter[str]]:
     """Scores of the candidates under the solver in ``checkpoint_dir``; candidates the solver cannot
-    represent (more quantities than its output slots, an unseen constant) get NaN, never kept, and
-    are counted in the second return value."""
+    represent (an unseen constant, a quantity past a learned-slot solver's slots) get NaN, never kept,
+    and are counted by reason in the second return value."""
     solver = load_scorer(checkpoint_dir, score_name, device)
     scores: list[float] = []
-    unscorable = 0
+    unscorable: Counter[str] = Counter()
     for start, stop in chunk_bounds(len(candidates), chunk):
         part_scores, part_unscorable = score_chunk(solver, candidates[start:stop], score_name, pool, seed)
         scores.extend(part_scores)

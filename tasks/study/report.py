@@ -8,6 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
+from mwp.durable import write_json_durable, write_text_durable
 from tasks.study.cells import CellResult, compound_coverage, kept_diversity, kept_sample, main_set
 from tasks.study.stats import Interval, mean_std, paired_bootstrap
 
@@ -237,9 +238,9 @@ def write_report(results: Sequence[CellResult], directory: Path, header: Sequenc
     lines += ["## Figures", ""] + [f"![{name}]({name})" for name in figures] + ["", "## Per round (beyond the paper)",
                                                                                   "", *beyond(study)]
     report = directory / "report.md"
-    report.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_durable(report, "\n".join(lines) + "\n")
     summary = {"cells": len(study.results), "failed": [r.cell.key for r in study.results if r.status == "failed"],
                "pending": [r.cell.key for r in study.results if r.status == "pending"],
                "report": str(report), "figures": [str(directory / n) for n in figures]}
-    (directory / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    write_json_durable(directory / "summary.json", summary, indent=1)
     return summary

@@ -202,9 +202,31 @@ def test_epochs_reach_mlflow_as_they_end_and_a_failed_round_is_retried_in_its_ch
     children = _children(client, result)
     assert list(children) == [0] and children[0].info.run_id == failed.info.run_id  # the same child, reopened
     assert children[0].info.status == "FINISHED" and children[0].data.tags["compaug.attempts"] == "2"
-    # the retry logged its epochs again into the same child: MLflow keeps both attempts' points
+    # the retry trained both epochs again into the same child: each step keeps one value, not one per attempt
     history = client.get_metric_history(failed.info.run_id, "epoch/train_loss")
-    assert sorted(m.step for m in history) == [1, 1, 2, 2]
+    assert sorted(m.step for m in history) == [1, 2]
+
+
+def test_an_unreadable_round_marker_is_redone_in_its_reopened_child_without_doubled_metrics(prefect_harness,
+                                                                                            tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    params = tiny_params(tmp_path, rounds=1)
+    first = augment_loop(params)
+    run_dir = params.run_dir()
+    (rundir.round_dir(run_dir, 0) / "metrics.json").write_text("")  # as a power cut left it before #34
+    again = augment_loop(params)  # no error: round 0 and round 1, which built on it, are redone
+    assert rundir.completed_rounds(run_dir) == [0, 1]
+    assert (rundir.round_dir(run_dir, 0) / "metrics.json.redone").read_text() == ""
+    assert [r.pool_size for r in again["rounds"]] == [r.pool_size for r in first["rounds"]]
+    client = MlflowClient(tracking_uri=again["tracking_uri"])
+    assert again["mlflow_run_id"] == first["mlflow_run_id"]
+    assert client.get_run(again["mlflow_run_id"]).info.status == "FINISHED"
+    children = _children(client, again)
+    assert sorted(children) == [0, 1] and all(c.data.tags["compaug.attempts"] == "2" for c in children.values())
+    for child in children.values():
+        assert sorted(m.step for m in client.get_metric_history(child.info.run_id, "epoch/train_loss")) == [1, 2]
+    assert sorted(m.step for m in client.get_metric_history(again["mlflow_run_id"], "pool/size")) == [0, 1]
 
 
 def test_resume_after_a_failure_skips_finished_rounds_and_ends_with_the_same_pool(prefect_harness, tmp_path,
@@ -303,20 +325,33 @@ def test_resuming_after_the_data_changed_is_refused(prefect_harness, tmp_path):
     data.write_text("".join(json.dumps(r) + "\n" for r in rows[:-1]))  # one record fewer
     with pytest.raises(ValueError, match="changed since this run started"):
         augment_loop(params)
+    from mlflow.tracking import MlflowClient
+
+    # refused before the tracker reopened the run: the finished run stays FINISHED
+    assert MlflowClient(tracking_uri=first["tracking_uri"]).get_run(first["mlflow_run_id"]).info.status == "FINISHED"
 
 
 def test_a_second_run_on_a_locked_run_directory_is_refused(prefect_harness, tmp_path):
-    from tasks.loop.rundir import lock
+    import subprocess
+    import sys
+    from pathlib import Path
 
     params = tiny_params(tmp_path, rounds=0)
     params.run_dir().mkdir(parents=True)
-    held = lock(params.run_dir())
+    # another process holds the directory (within one process the lock is shared: the CLI takes it
+    # before it starts the flow, which takes it again)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from tasks.loop.rundir import lock; held = lock(Path(sys.argv[1])); "
+                               "print('held', flush=True); time.sleep(300)", str(params.run_dir())],
+                              cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, text=True)
     try:
+        assert holder.stdout.readline().strip() == "held"
         with pytest.raises(ValueError, match="is in use by another run"):
             augment_loop(params)
     finally:
-        held.close()
-    assert not (params.run_dir() / "round_00").exists()
+        holder.kill()
+        holder.wait()
+    assert not (params.run_dir() / "round_00").exists() and not (params.run_dir() / "mlflow.json").exists()
 
 
 def test_warm_started_rounds_train_their_own_epoch_count(prefect_harness, tmp_path):

@@ -6,12 +6,19 @@ import yaml
 from pydantic import ValidationError
 
 from flows.params import LoopParams
+from tests.shared_data import require_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _deployments():
     return yaml.safe_load((ROOT / "prefect.yaml").read_text())["deployments"]
+
+
+def _data_files(values: dict) -> list[str]:
+    """The data files a deployment's parameters name (the study's per split, the loop's one)."""
+    specs = [spec["data"] for spec in values.get("splits", [])] + ([values["data"]] if "data" in values else [])
+    return [spec["path"] for spec in specs if spec.get("path")]
 
 
 def test_the_deployments_the_project_promises_exist():
@@ -23,6 +30,7 @@ def test_the_deployments_the_project_promises_exist():
 def test_deployment_parameters_validate_against_their_flows_parameter_model(deployment, tmp_path, monkeypatch):
     assert set(deployment["parameters"]) == {"params"}
     values = deployment["parameters"]["params"]
+    require_files(_data_files(values))  # MAWPS and Math23K come from ../shared/data
     if deployment["entrypoint"] == "flows/study.py:study_flow":
         from flows.study import StudyParams
 

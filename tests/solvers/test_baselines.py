@@ -10,7 +10,6 @@ import torch
 from baseline_toys import GOLD, assert_valid_predictions, fit_tracing_likelihood, toy_problems, unseen_problems
 from solvers.base import TrainConfig
 from solvers.registry import build_solver, load_solver, solver_class
-from solvers.vocab import build_encoding
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ def test_untrained_beam_search_gives_valid_expressions_only(spec):
     torch.manual_seed(3)
     cls = solver_class(spec.name)
     solver = cls(cls.config_class(**spec.tiny), device="cpu")
-    solver.encoding = build_encoding(toy_problems())
+    solver.encoding = solver.build_encoding(toy_problems())
     solver.model = solver.build_model(solver.encoding)
     problems = toy_problems() + unseen_problems()
     for beam in (1, 4):

@@ -5,15 +5,15 @@ from baseline_toys import assert_valid_predictions, toy_problems, unseen_problem
 from solvers.base import TrainConfig
 from solvers.registry import build_solver, load_solver
 from solvers.gpt2 import GPT2Solver, GPT2SolverConfig
-from solvers.vocab import build_encoding
 
 TINY = dict(embedding_size=64, n_layer=2, n_head=2, hidden_size=128, dropout=0.0)
 
 
 def test_sequence_layout_bos_text_with_slot_tokens_sep():
     problems = toy_problems()
-    encoding = build_encoding(problems)
-    model = GPT2Solver(GPT2SolverConfig(**TINY), device="cpu").build_model(encoding)
+    solver = GPT2Solver(GPT2SolverConfig(**TINY), device="cpu")
+    encoding = solver.build_encoding(problems)
+    model = solver.build_model(encoding)
     W, O = len(encoding.input), len(encoding.output)
     # [input words | output tokens | sep, bos, eos]: bos and eos live inside the small vocabulary
     assert (model.sep_id, model.bos_id, model.eos_id) == (W + O, W + O + 1, W + O + 2)

@@ -252,3 +252,33 @@ def test_under_cpu_bf16_autocast_only_the_encoder_computes_in_bf16():
     full = model.loss(batch)
     assert low.dtype == torch.float32
     assert low.item() != full.item() and abs(low.item() - full.item()) < 0.02 * full.item()  # the encoder's bf16
+
+
+TWO_QUANTITY = [p for p in toy_problems() if len(p.quantities) == 2]
+COMPOSED = [  # each composes two of the training templates: three quantities, more than any training problem
+    ("c1", "Tom has 3 apples and buys 5 more and then 4 more . How many apples does he have ?", "x=3+5+4", 12),
+    ("c2", "A box holds 4 pens . How many pens are in 6 boxes and 2 more pens ?", "x=4*6+2", 26),
+]
+
+
+@pytest.mark.parametrize("name", ["gts", "bert-gts"])
+def test_a_pointer_solver_trained_on_two_quantities_predicts_and_scores_three(name):
+    from solvers.registry import build_solver
+
+    assert max(len(p.quantities) for p in TWO_QUANTITY) == 2
+    tiny = dict(hidden_size=32, embedding_size=32, dropout=0.0)
+    if name == "bert-gts":
+        tiny = dict(hidden_size=32, embedding_size=32, bert_hidden_size=32, bert_layers=1, bert_heads=2,
+                    bert_intermediate_size=64, dropout=0.0)
+    solver = build_solver(name, device="cpu", **tiny)
+    solver.fit(TWO_QUANTITY, TWO_QUANTITY, FAST)
+    composed = [build_problem(pid, text, eq, ans, source="toy", language="en") for pid, text, eq, ans in COMPOSED]
+    likelihoods = solver.log_likelihood(composed)
+    assert all(l.n_tokens == 5 and l.total < 0 for l in likelihoods)  # "+ + N0 N1 N2", "+ * N0 N1 N2": scored
+    predictions = solver.predict(composed, beam_size=3)
+    assert all(p.expression is not None for p in predictions)
+    used = {tok for p in predictions for tok in p.tokens}
+    assert used <= set(OPERATORS) | {"N0", "N1", "N2", "2"}
+    # the beam may reach the third quantity: its best hypothesis using N2 scores as its likelihood
+    third = solver.predict(composed, beam_size=20)
+    assert any("N2" in p.tokens for p in third)

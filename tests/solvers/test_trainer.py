@@ -24,7 +24,7 @@ def _two():
 
 
 def test_encoding_by_hand():
-    enc = build_encoding(_two())
+    enc = build_encoding(_two(), n_slots=1)  # learned slots: raised to the training maximum, 2
     assert enc.output.tokens == ("+", "-", "*", "/", "^", "2", "N0", "N1")
     assert (enc.output.n_ops, enc.output.slot_start, len(enc.output)) == (5, 6, 8)
     words = enc.input.words
@@ -44,8 +44,34 @@ def test_encoding_by_hand():
 
 def test_unseen_constant_is_an_error_naming_the_problem():
     enc = build_encoding(_two()[:1])
-    with pytest.raises(EncodingError, match="problem b"):
+    with pytest.raises(EncodingError, match="problem b") as err:
         enc.batch(_two())
+    assert err.value.reason == "unseen_constant"
+
+
+def _three():
+    return build_problem("c", "Tom has 3 apples , 5 pears and 4 plums .", "x=3+5+4", 12, source="toy", language="en")
+
+
+def test_pointer_slots_reach_every_quantity_whatever_the_training_maximum():
+    enc = build_encoding(_two())  # every training problem has at most 2 quantities
+    assert enc.output.n_slots is None
+    batch = enc.batch([_two()[0], _three()])
+    assert batch.n_quantities.tolist() == [2, 3]
+    assert batch.qty_mask.tolist() == [[True, True, False], [True, True, True]]
+    assert enc.target_ids(_three()) == [0, 0, 6, 7, 8]  # + + N0 N1 N2 after 5 operators and the constant 2
+    assert enc.decode([0, 8, 106]) == ("+", "N2", "N100")
+    restored = type(enc).from_dict(enc.to_dict())
+    assert restored.output.n_slots is None and restored.target_ids(_three()) == enc.target_ids(_three())
+
+
+def test_learned_slots_refuse_a_quantity_past_their_count_by_reason():
+    enc = build_encoding(_two(), n_slots=2)
+    batch = enc.batch([_three()], with_targets=False)
+    assert batch.n_quantities.tolist() == [2]  # the third quantity has no slot
+    with pytest.raises(EncodingError, match="problem c.*beyond the solver's 2 slots") as err:
+        enc.batch([_three()])
+    assert err.value.reason == "no_slot_for_quantity"
 
 
 def test_length_bucketed_covers_every_problem_once():

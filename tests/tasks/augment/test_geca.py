@@ -101,8 +101,8 @@ def test_the_operator_renames_the_donor_protagonist_to_the_hosts_holder_of_the_s
 def test_operation2_swaps_an_entity_everywhere_and_leaves_no_trace():
     p = build_problem("p", "Alyssa has 129 cookies. Aiyanna has 140 cookies. How many more cookies does Aiyanna have "
                            "than Alyssa?", "x=140-129", 11, "toy")
-    new = swap_entity(p, Entity("noun", "cooky", "cookie", "cookies"), Entity("noun", "worksheet", "worksheet",
-                      "worksheets"), "geca_op2", "noun: cooky -> worksheet", 1)
+    new = swap_entity(p, Entity("noun", "cookie", "cookie", "cookies"), Entity("noun", "worksheet", "worksheet",
+                      "worksheets"), "geca_op2", "noun: cookie -> worksheet", 1)
     assert new.text == ("Alyssa has 129 worksheets. Aiyanna has 140 worksheets. How many more worksheets does "
                         "Aiyanna have than Alyssa?")
     assert new.expression == p.expression
@@ -117,7 +117,7 @@ def test_operation2_swaps_an_entity_everywhere_and_leaves_no_trace():
 def test_a_swap_that_left_the_old_entity_behind_is_refused_by_the_checks():
     p = build_problem("p", "Alyssa has 129 cookies. How many cookies does Alyssa have?", "x=129", 129, "toy")
     half = build_problem("h", "Alyssa has 129 worksheets. How many cookies does Alyssa have?", "x=129", 129, "toy")
-    half = replace(half, provenance=Provenance("toy", ("p",), "geca_op2", 1, "noun: cooky -> worksheet"))
+    half = replace(half, provenance=Provenance("toy", ("p",), "geca_op2", 1, "noun: cookie -> worksheet"))
     (half,), _ = verify([half])
     assert consistency_reason(half, [p]) in ("check_orphan_entity", "check_question_entity_not_stated")
 
@@ -164,7 +164,8 @@ def test_a_candidate_that_cannot_be_checked_is_refused_by_reason_never_kept():
     assert check_candidates([orphan], {"p": p})[1] == {"check_parent_missing": 1}
 
 
-def test_chinese_problems_are_counted_as_not_applicable_by_the_english_entity_rules():
+def test_a_lone_chinese_problem_is_read_and_counted_by_reason():
     zh = build_problem("z", "小明有3个苹果，又买了2个苹果，小明有多少个苹果？", "x=3+2", 5, "toy", "zh")
-    assert geca_op1([zh], CFG, 0, 1).rejected == {"op1_not_applicable_zh": 1}
-    assert geca_op2([zh], CFG, 0, 1).rejected == {"op2_not_applicable_zh": 1}
+    # "又买了2个苹果" states what no question asks; "小明有3个苹果" is asked only by its own question
+    assert geca_op1([zh], CFG, 0, 1).rejected == {"op1_question_asks_another_thing": 1}
+    assert geca_op2([zh], CFG, 0, 1).rejected == {"op2_no_alternative": 1}

@@ -53,3 +53,13 @@ def test_dedupe_against_pool_and_within_round():
     new = build_problem("n", "Tom has 6 apples and 4 pears. How many fruits?", "x=6+4", 10, "toy")
     kept, rejected = dedupe([same_text_other_id, new, replace(new, id="again")], existing=[p])
     assert [k.id for k in kept] == ["n"] and rejected == {"duplicate": 2}
+
+
+def test_a_number_word_quantity_passes_where_it_still_reads_as_its_number():
+    p = build_problem("w", "Tom has 4 apples. Ann has twice as many. How many does Ann have?", "x=4*2", 8, "toy")
+    assert [q.surface for q in p.quantities] == ["4", "twice"] and rejection_reason(p) is None
+    twice = p.quantities[1]
+    as_half = replace(p, quantities=(p.quantities[0], replace(twice, value=Fraction(1, 2))))
+    assert rejection_reason(as_half) == "quantity_mismatch"  # "twice" is 2, nothing else
+    on_ann = replace(p, quantities=(p.quantities[0], replace(twice, token=0)))
+    assert rejection_reason(on_ann) == "quantity_mismatch"  # "Ann" is no number

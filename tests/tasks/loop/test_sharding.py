@@ -61,8 +61,15 @@ def _same(a, b):  # bit-identical floats, NaN where NaN
 def test_two_dask_workers_give_the_single_process_scores(round_files, two_workers, score):
     candidates = read_problems_jsonl(round_files / "candidates.jsonl")
     pool = {p.id: p for p in read_problems_jsonl(round_files / "pool.jsonl")}
-    alone, alone_unscorable = score_with_checkpoint(round_files / "ckpt", candidates, score, pool, seed=7,
-                                                    device="cpu")
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(two_workers.threads)  # a matrix product's sums split by thread: the workers' count here too
+    try:
+        alone, alone_unscorable = score_with_checkpoint(round_files / "ckpt", candidates, score, pool, seed=7,
+                                                        device="cpu")
+    finally:
+        torch.set_num_threads(threads)
     sharded, sharded_unscorable = score_on_dask(
         two_workers.address(), round_files / "ckpt", round_files / "candidates.jsonl", round_files / "pool.jsonl",
         [c.id for c in candidates], score, 7, "cpu", two_workers.threads)

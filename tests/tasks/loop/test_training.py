@@ -85,23 +85,29 @@ def test_evaluate_and_score_from_a_checkpoint(tmp_path):
     train_solver(problems, problems[:4], "gts", GTS, TRAIN, tmp_path / "ckpt")
     write_jsonl(problems, tmp_path / "test.jsonl")
     metrics = evaluate_checkpoint(tmp_path / "ckpt", {"iid": tmp_path / "test.jsonl"}, beam_size=2, device="cpu")
-    assert metrics["iid"].n == 8 and 0.0 <= metrics["iid"].answer_acc <= 1.0
+    assert metrics["iid"].n == 8 and 0.0 <= metrics["iid"].answer_acc <= 1.0 and metrics["iid"].unreachable == 0
     scores, unscorable = score_with_checkpoint(tmp_path / "ckpt", problems, "confidence", {}, seed=0, device="cpu")
-    assert unscorable == 0 and len(scores) == 8 and all(0.0 < s <= 1.0 for s in scores)
+    assert not unscorable and len(scores) == 8 and all(0.0 < s <= 1.0 for s in scores)
     direct = confidence(load_solver(tmp_path / "ckpt", device="cpu"), problems)
     assert all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(scores, direct))
 
 
-def test_a_candidate_outside_the_solvers_vocabulary_is_counted_unscorable_not_fatal(tmp_path):
-    from mwp.problem import build_problem
+def test_a_candidate_outside_the_solvers_vocabulary_is_counted_unscorable_by_reason_not_fatal(tmp_path):
+    from mwp.problem import build_problem, write_jsonl
 
-    problems = toy_problems()
+    problems = toy_problems()  # at most 3 quantities; the constant 2 only
     train_solver(problems, problems[:4], "gts", GTS, TRAIN, tmp_path / "ckpt")
-    odd = build_problem("odd", "There are 3 cats , 4 dogs , 5 cows , 6 hens , 7 pigs , 8 ducks , 9 owls and 2 rats . "
-                        "How many animals ?", "x=3+4+5+6+7+8+9+2", 44, source="toy")
-    scores, unscorable = score_with_checkpoint(tmp_path / "ckpt", [problems[0], odd], "confidence", {}, seed=0,
-                                               device="cpu")
-    assert unscorable == 1 and math.isnan(scores[1]) and scores[0] > 0
+    many = build_problem("many", "There are 3 cats , 4 dogs , 5 cows , 6 hens , 7 pigs , 8 ducks , 9 owls and 2 rats . "
+                         "How many animals ?", "x=3+4+5+6+7+8+9+2", 44, source="toy")
+    odd = build_problem("odd", "A week has 7 days . How many hours are in 3 weeks ?", "x=7*24*3", 504, source="toy")
+    write_jsonl([problems[0], many, odd], tmp_path / "hard.jsonl")
+    metrics = evaluate_checkpoint(tmp_path / "ckpt", {"hard": tmp_path / "hard.jsonl"}, beam_size=2, device="cpu")
+    assert metrics["hard"].unreachable == 1  # the constant 24: no prediction can ever be right
+    scores, unscorable = score_with_checkpoint(tmp_path / "ckpt", [problems[0], many, odd], "confidence", {},
+                                               seed=0, device="cpu")
+    # eight quantities are reachable by a solver that points at quantities; the constant 24 is not in its vocabulary
+    assert dict(unscorable) == {"unseen_constant": 1}
+    assert scores[0] > 0 and scores[1] > 0 and math.isnan(scores[2])
 
 
 def test_relative_gap():

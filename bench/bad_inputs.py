@@ -1,5 +1,5 @@
 """The bad-input tally of docs/reliability.md: every case of tests/bad_inputs/cases.json through
-``flows.cli.main`` in this process, counted per row (command, or ``data describe`` per format).
+``cli.main.main`` in this process, counted per row (command, or ``data describe`` per format).
 
 A case is handled cleanly when the command ends with the exit status the case names, prints no
 traceback, and prints what the case expects: for exit status 2 one line on stderr holding the
@@ -50,7 +50,7 @@ def run_case(case: dict) -> tuple[str, int | str, str]:
     line``, ``message`` (the expected fragments are missing: a vague message or another wording)."""
     import traceback
 
-    from flows.cli import main
+    from cli.main import main
 
     with tempfile.TemporaryDirectory() as tmp:
         out, err = io.StringIO(), io.StringIO()

@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -21,29 +21,19 @@ from prefect.artifacts import create_table_artifact
 from prefect.logging import get_run_logger
 
 from flows.params import LoopParams
-from flows.progress import LoopProgress
+from tasks.loop.progress import LoopProgress
 from flows.signals import crash_abandoned, is_stop, remember_crash
-from flows.tracking import LoopTracker
-from flows.tracking_names import loop_run_name
-from solvers.base import EpochStats, TrainConfig
-from tasks.augment.base import AugmentConfig
+from tasks.loop.tracking import LoopTracker
+from tasks.loop.tracking_names import loop_run_name
+from solvers.base import EpochStats
 from tasks.loop import rundir, steps
+from tasks.loop.config import RunConfigs
 from tasks.loop.datasets import DataSets, GapMeasure, check_unchanged, source_fingerprint
 from tasks.loop.record import RoundRecord, relative_gap, table_row
 from tasks.loop.sharding import ScoringWorkers
 
 FAULT_ENV = "COMPAUG_FAIL_AT_ROUND"  # fault injection for resume tests: fail when this round starts
 EPOCH_FAULT_ENV = "COMPAUG_FAIL_AFTER_EPOCH"  # "R:E": fail in round R once epoch E is trained and logged
-
-
-@dataclass(frozen=True)
-class RunConfigs:
-    """The frozen configs of one run, built once from the validated parameters."""
-
-    solver_name: str
-    solver: Any  # the solver's config dataclass
-    train: TrainConfig
-    augment: AugmentConfig
 
 
 def _flow_run_id() -> str | None:
@@ -104,11 +94,12 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
         raise RuntimeError(f"injected failure at the start of round {r} ({FAULT_ENV})")
     rd = rundir.round_dir(run_dir, r)
     rd.mkdir(parents=True, exist_ok=True)
-    device = params.solver.device
+    device = configs.train.device
     start = time.perf_counter()
     pool_path = rd / "pool.jsonl"
     generation = None
-    if r == 0 or not params.augment_rounds:  # without augmentation every round trains on the original pool
+    loop = configs.loop
+    if not loop.augments(r):  # round 0, or a loop without augmentation: the original pool
         pool_size = steps.write_pool(sets.train, run_dir, 0, pool_path)
     else:
         prev = rundir.round_dir(run_dir, r - 1)
@@ -116,10 +107,9 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
         generated = steps.generate_candidates(prev / "pool.jsonl", rd / "candidates.jsonl", configs.augment, r,
                                               held_out)
         unscorable = steps.score_candidates(rd / "candidates.jsonl", prev / "pool.jsonl", prev / "checkpoint",
-                                            params.score, params.seed, device, rd / "scored.jsonl",
+                                            loop.score, configs.train.seed, device, rd / "scored.jsonl",
                                             scoring.address(), scoring.threads)
-        kept = steps.keep_candidates(rd / "scored.jsonl", params.retention, params.keep_fraction, rd / "kept.jsonl",
-                                     prev / "pool.jsonl")
+        kept = steps.keep_candidates(rd / "scored.jsonl", loop, rd / "kept.jsonl", prev / "pool.jsonl")
         pool_size = steps.write_pool(sets.train, run_dir, r, pool_path)
         generation = steps.generation_record(generated, unscorable, kept)
     checkpoint = rd / "checkpoint"
@@ -131,10 +121,11 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
         train_seconds, best_epoch, valid_acc = 0.0, previous.best_epoch, previous.valid_answer_acc
         precision = previous.precision
     else:
-        warm = rundir.round_dir(run_dir, r - 1) / "checkpoint" if (params.warm_start and r > 0) else None
+        warm = rundir.round_dir(run_dir, r - 1) / "checkpoint" if loop.warm_starts(r) else None
         # A round's training saves its state after every epoch: a run killed mid-training continues
         # from its last epoch when started again, not from the round's first.
-        train_config = replace(configs.train, epochs=params.round_epochs(r), resume_dir=str(rd / "train_state"))
+        train_config = replace(configs.train, epochs=loop.round_epochs(r, configs.train.epochs),
+                               resume_dir=str(rd / "train_state"))
         summary = steps.train_solver(pool_path, sets.valid, configs.solver_name, configs.solver, train_config,
                                      checkpoint, warm, _epoch_callback(r, tracker, progress))
         rundir.write_json_atomic(rd / "epochs.json", summary.epochs)  # the validation curve, for reports
@@ -154,7 +145,7 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
     tracker.log_round(record, sample)
     create_table_artifact(table=[{"metric": k, "value": _rounded(v)} for k, v in record.metrics().items()],
                           key=f"compaug-{params.fingerprint()}-round-{r}",
-                          description=f"Round {r} of {params.rounds}: pool, candidates, kept, accuracies")
+                          description=f"Round {r} of {loop.rounds}: pool, candidates, kept, accuracies")
     rundir.write_record(run_dir, record)  # written last: the round is complete
     logger.info("round %d done: %s", r, {k: _rounded(v) for k, v in record.metrics().items()})
     return record
@@ -177,14 +168,12 @@ def augment_loop(params: LoopParams = LoopParams()) -> dict[str, Any]:
 
 
 def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorkers) -> dict[str, Any]:
-    configs = RunConfigs(params.solver.name, params.solver.config(),
-                         params.train.config(params.seed, params.solver.device, progress=sys.stderr.isatty()),
-                         params.augment.config(params.seed))
+    configs = params.configs(progress=sys.stderr.isatty())
     if (run_dir / "data" / "report.json").exists():  # a resume with changed data is refused before MLflow hears of it
         check_unchanged(run_dir / "data", source_fingerprint(params.data.spec(), params.split_file))
     rundir.write_json_atomic(run_dir / "params.json", params.model_dump(mode="json"))
-    tracker = LoopTracker.open(params.tracking(), params.experiment_name(), run_dir, params.model_dump(mode="json"),
-                               _flow_run_id(), run_name=loop_run_name(params.model_dump(mode="json"), params.fingerprint()))
+    tracker = LoopTracker.open(params.tracking(), params.experiment_name(), run_dir, params.flat_dump(),
+                               _flow_run_id(), run_name=loop_run_name(params.flat_dump(), params.fingerprint()))
     crash_abandoned(tracker.client, tracker.parent_run_id, _flow_run_id(), logger)  # Running after kill -9
     try:
         data = params.data.spec()
@@ -196,14 +185,15 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
         done = set(rundir.completed_rounds(run_dir))
         if done:
             logger.info("resuming %s: rounds %s already complete", run_dir, sorted(done))
-        wanted = range(params.rounds + 1)
-        with LoopProgress(len(wanted), len(done.intersection(wanted)), [params.round_epochs(r) for r in wanted]) \
+        wanted = range(configs.loop.rounds + 1)
+        epochs = [configs.loop.round_epochs(r, configs.train.epochs) for r in wanted]
+        with LoopProgress(len(wanted), len(done.intersection(wanted)), epochs) \
                 as progress:
             records = [rundir.read_record(run_dir, r) if r in done
                        else run_round(r, params, configs, run_dir, sets, gap, tracker, scoring, progress)
                        for r in wanted]
         tracker.log_plot(records)
-        final_checkpoint = rundir.round_dir(run_dir, params.rounds) / "checkpoint"
+        final_checkpoint = rundir.round_dir(run_dir, configs.loop.rounds) / "checkpoint"
         tracker.log_final(final_checkpoint, records)
         test_sets = sorted(sets.tests)
         create_table_artifact(

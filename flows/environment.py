@@ -1,10 +1,9 @@
 """Environment defaults every entry point sets before Prefect, MLflow or torch load (see
 ../shared/STACK.md): no telemetry, a long enough ephemeral-server start-up, an offline model hub, and
 OpenMP threads that spin only briefly (``GOMP_SPINCOUNT=3000`` iterations) before
-they sleep. Measured on 2 cores with two-thread paper-size GTS training (bench/omp_contention.py,
-docs/solvers.md): alone, 3000 trains 1.37x faster than sleeping at once (0) and as fast as libgomp's own
-300000; two such trainings sharing the cores lose 25% of their joint throughput with 3000 but 68% with
-300000 (and 74% with 30000); 1000 gains only 1.1x. On a machine shared with other busy jobs set
+they sleep: a brief spin trains nearly as fast as libgomp's long default when a training is alone and
+loses far less when trainings share the cores (the figures and how they were measured:
+docs/solvers.md, bench/omp_contention.py). On a machine shared with other busy jobs set
 ``GOMP_SPINCOUNT=0``. Values already set by the user win."""
 from __future__ import annotations
 

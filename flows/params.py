@@ -1,33 +1,36 @@
 """The validated parameter objects of the flows (rendered as forms in the Prefect UI): ``LoopParams`` of
-``augment_loop``, ``SplitParams`` and ``SDParams`` of the split and SD flows. Free of Prefect and
+``augment_loop``, ``SplitParams`` and ``SDParams`` of the split and SD flows; the study's are in
+flows/study_params.py. Free of Prefect and
 MLflow: the CLI's parser reads these fields for its options' help texts and defaults.
 
 One shape end to end: each settings model uses the field names and defaults of the pure config it
-builds (``DataSpec``, the solver's config, ``TrainConfig``, ``AugmentConfig``), and validation builds
-that config, so a value the pure code would refuse is refused here, before any work starts. Choices
+builds (``DataSpec``, the solver's config, ``TrainConfig``, ``AugmentConfig``, ``LoopConfig``,
+``SplitConfig``), and validation builds that config, so a value the pure code would refuse is refused
+here, before any work starts. Choices
 (formats, solvers, scores, operators, retention policies) come from their registries. Unknown keys are
 errors (``extra="forbid"``): a typo is never a silent default.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model, model_validator
 
 from mwp.readers import FORMATS, DataSpec, check_source_path
-from ranking.retention import POLICIES
-from ranking.scores import SCORES
 from solvers.base import PRECISIONS, TrainConfig
 from solvers.registry import SOLVERS
 from tasks.augment.base import AugmentConfig
 from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, K_RULES
 from tasks.dbca.splitter import SPLIT_METHODS, SplitConfig
+from tasks.loop.config import LoopConfig, RunConfigs
 
-_DATA, _TRAIN, _AUGMENT = DataSpec(), TrainConfig(), AugmentConfig()
+_DATA, _TRAIN, _AUGMENT, _SPLIT = DataSpec(), TrainConfig(), AugmentConfig(), SplitConfig()
 
 # The no-argument `compaug run`: a small corpus and a small GTS, 3 rounds, a few minutes on 2 CPU
 # cores. Paper-scale settings (hidden 512, 80 epochs, 7 rounds) are the defaults otherwise.
@@ -36,7 +39,7 @@ QUICK_RUN: dict[str, Any] = {
     "solver": {"model": {"embedding_size": 64, "hidden_size": 128}},
     "train": {"epochs": 12, "eval_every": 3},
     "augment": {"per_round_cap": 1500},
-    "rounds": 3,
+    "loop": {"rounds": 3},
 }
 
 
@@ -135,9 +138,60 @@ class AugmentSettings(Strict):
         return AugmentConfig(**{**values, "operators": tuple(values["operators"])}, seed=seed)
 
 
+class _LoopSettingsBase(Strict):
+    @model_validator(mode="after")
+    def _builds(self) -> "_LoopSettingsBase":
+        self.config()
+        return self
+
+    def config(self) -> LoopConfig:
+        return LoopConfig(**self.model_dump())
+
+
+def _loop_fields() -> dict[str, Any]:
+    """LoopConfig's fields as pydantic fields: type (a registry's Literal where it has choices), default
+    and help text, so that a loop setting is declared once, in tasks/loop/config.py."""
+    hints = typing.get_type_hints(LoopConfig)
+    out = {}
+    for f in dataclasses.fields(LoopConfig):
+        choices = f.metadata.get("choices")
+        kind = Literal[tuple(choices)] if choices else hints[f.name]
+        out[f.name] = (kind, Field(f.default, description=f.metadata["help"]))
+    return out
+
+
+# The loop's own settings; validated by building :class:`tasks.loop.config.LoopConfig`, whose fields,
+# defaults and help texts these are.
+LoopSettings = create_model("LoopSettings", __base__=_LoopSettingsBase, __module__=__name__, **_loop_fields())
+
+
+# Parameter files written before the `loop` section existed give its fields at the top level; they are
+# read into `loop` (a key given in both places is an error). The run directory's hash is computed from
+# the old flat shape (LoopParams.fingerprint), so such a run resumes in its directory.
+LEGACY_LOOP_KEYS = ("rounds", "keep_fraction", "retention", "score", "warm_start", "warm_start_epochs",
+                    "augment_rounds")
+
+
+def lift_legacy_loop_keys(values: Any, keys: tuple[str, ...] = LEGACY_LOOP_KEYS) -> Any:
+    """``values`` with the loop settings given at the top level moved into its ``loop`` section."""
+    if not isinstance(values, dict) or not any(k in values for k in keys):
+        return values
+    values = dict(values)
+    loop = values.get("loop", {})
+    loop = loop.model_dump() if isinstance(loop, BaseModel) else dict(loop)
+    both = sorted(k for k in keys if k in values and k in loop)
+    if both:
+        raise ValueError(f"{', '.join(both)} given both at the top level and in the loop section")
+    loop.update({k: values.pop(k) for k in keys if k in values})
+    values["loop"] = loop
+    return values
+
+
 # LoopParams fields added after run directories existed. Left out of the fingerprint while at their
 # default, so that a run (or a study cell) started before the field existed resumes in its directory.
-ADDED_AT_DEFAULT = ("warm_start_epochs", "train.precision", "augment_rounds")
+# Every loop setting but those of the first run directories is treated so without being listed here.
+ADDED_AT_DEFAULT = ("train.precision",)
+FIRST_LOOP_SETTINGS = ("keep_fraction", "retention", "score", "warm_start")  # always hashed (rounds: never)
 
 
 class LoopParams(Strict):
@@ -153,18 +207,7 @@ class LoopParams(Strict):
     solver: SolverSettings = Field(default_factory=SolverSettings)
     train: TrainSettings = Field(default_factory=TrainSettings)
     augment: AugmentSettings = Field(default_factory=AugmentSettings)
-    rounds: int = Field(7, ge=0, le=50, description="T, the number of augmentation rounds")
-    keep_fraction: float = Field(0.2, gt=0, le=1, description="share of verified candidates kept each round")
-    retention: Literal[tuple(POLICIES)] = Field("top-fraction", description="which scored candidates a round keeps: "
-                                                "the top fraction of all, of each operator, or as many "
-                                                "with at most one per original problem")
-    score: Literal[tuple(SCORES)] = Field("confidence", description="the confidence score that ranks candidates")
-    warm_start: bool = Field(False, description="retrain from the previous round's weights instead of from scratch")
-    warm_start_epochs: Optional[int] = Field(None, ge=1, description="with warm_start: epochs of rounds 1..T (round 0 "
-                                             "trains train.epochs from scratch); default: train.epochs")
-    augment_rounds: bool = Field(True, description="False: rounds 1..T generate and add nothing and only train "
-                                 "again on the original pool (with warm_start: the control for the warm-started "
-                                 "loop's extra training and learning-rate restarts)")
+    loop: LoopSettings = Field(default_factory=LoopSettings)
     seed: int = Field(0, ge=0, description="drives the split, initialization and augmentation sampling")
     out_dir: Path = Field(Path("runs"), description="runs are written to OUT_DIR/<experiment>-<parameter hash>/")
     experiment: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
@@ -181,6 +224,11 @@ class LoopParams(Strict):
     score_threads: Optional[int] = Field(None, ge=1, description="torch threads of each scoring worker (default: "
                                          "cores / score workers; on an existing scheduler, the workers' own)")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_loop_keys(cls, values: Any) -> Any:
+        return lift_legacy_loop_keys(values)
+
     @model_validator(mode="after")
     def _split_file_loads(self) -> "LoopParams":
         if self.split_file is not None:
@@ -194,10 +242,15 @@ class LoopParams(Strict):
 
     def fingerprint(self) -> str:
         """Hash of every parameter that changes results (not where they go or who tracks them).
-        ``rounds`` is left out: rounds 0..T do not depend on T, so asking for more rounds of the
-        same run continues it; so is where the candidates are scored, which gives the same scores."""
-        payload = self.model_dump(mode="json", exclude={"out_dir", "tracking_uri", "experiment", "rounds",
+        ``loop.rounds`` is left out: rounds 0..T do not depend on T, so asking for more rounds of the
+        same run continues it; so is where the candidates are scored, which gives the same scores.
+        The loop section is hashed flat, as its fields were at the top level before it existed, so that
+        every run directory made since keeps its name."""
+        payload = self.model_dump(mode="json", exclude={"out_dir", "tracking_uri", "experiment",
                                                         "mlflow_parent_run_id", *WHERE_SCORED})
+        loop, defaults = payload.pop("loop"), LoopSettings()
+        loop.pop("rounds")
+        payload.update({k: v for k, v in loop.items() if k in FIRST_LOOP_SETTINGS or v != getattr(defaults, k)})
         for dotted in ADDED_AT_DEFAULT:  # fields added after runs existed: at their default, the hash is unchanged
             *sections, key = dotted.split(".")
             holder, model = payload, type(self)
@@ -207,12 +260,19 @@ class LoopParams(Strict):
                 holder.pop(key)
         return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
 
-    def round_epochs(self, round_index: int) -> int:
-        """Epochs round ``round_index`` trains: ``warm_start_epochs`` for a warm-started round 1..T,
-        else ``train.epochs``."""
-        if self.warm_start and round_index > 0 and self.warm_start_epochs:
-            return self.warm_start_epochs
-        return self.train.epochs
+    def flat_dump(self, exclude: set[str] | None = None) -> dict[str, Any]:
+        """The parameters as JSON values with the loop section's fields at the top level, where they were
+        before the section existed: the shape the run directory's hash and the MLflow run's parameters
+        (``rounds``, ``keep_fraction``, ...) keep."""
+        payload = self.model_dump(mode="json", exclude=exclude)
+        payload.update(payload.pop("loop"))
+        return payload
+
+    def configs(self, progress: bool = False) -> RunConfigs:
+        """The frozen configs of this run, built once from the validated parameters."""
+        return RunConfigs(self.solver.name, self.solver.config(),
+                          self.train.config(self.seed, self.solver.device, progress), self.augment.config(self.seed),
+                          self.loop.config())
 
     def run_dir(self) -> Path:
         return self.out_dir / f"{self.experiment_name()}-{self.fingerprint()}"
@@ -254,29 +314,33 @@ class SplitParams(BaseModel):
                                   description="the cluster counts k=auto chooses from")
     k_rule: Literal[K_RULES] = Field("gain", description="auto k: highest DBCA^c gain over the I.I.D. split at that "
                                                         "k (gain), or highest DBCA^c (highest)")
-    min_compound_examples: PositiveInt = Field(2, description="leave out compounds held by fewer pool examples "
+    min_compound_examples: PositiveInt = Field(_SPLIT.min_compound_examples,
+                                               description="leave out compounds held by fewer pool examples "
                                                               "(1 = keep all)")
-    group_moves: bool = Field(True, description="when stuck, move all train holders of one compound to test at "
+    group_moves: bool = Field(_SPLIT.group_moves,
+                              description="when stuck, move all train holders of one compound to test at "
                                                 "once (--no-group-moves: single-example swaps only)")
     window: PositiveInt = Field(DEFAULT_WINDOW, description="tokens on each side of a quantity that describe it "
                                                             "for clustering")
     max_compound_depth: Optional[PositiveInt] = Field(DEFAULT_MAX_DEPTH, description="deepest subtree counted as "
                                                                                      "a compound")
-    test_fraction: float = Field(0.2, gt=0.0, lt=1.0, description="share of the problems on the test side")
-    seed: int = Field(0, description="seeds the random start, the clustering and the candidate sampling")
-    atom_alpha: float = Field(0.5, gt=0.0, lt=1.0, description="Chernoff alpha of the atom divergence (CFQ: 0.5)")
-    compound_alpha: float = Field(0.1, gt=0.0, lt=1.0,
+    test_fraction: float = Field(_SPLIT.test_fraction, gt=0.0, lt=1.0,
+                                 description="share of the problems on the test side")
+    seed: int = Field(_SPLIT.seed, description="seeds the random start, the clustering and the candidate sampling")
+    atom_alpha: float = Field(_SPLIT.atom_alpha, gt=0.0, lt=1.0,
+                              description="Chernoff alpha of the atom divergence (CFQ: 0.5)")
+    compound_alpha: float = Field(_SPLIT.compound_alpha, gt=0.0, lt=1.0,
                                   description="Chernoff alpha of the compound divergence (CFQ: 0.1)")
-    max_atom_divergence: float = Field(0.02, ge=0.0, le=1.0,
+    max_atom_divergence: float = Field(_SPLIT.max_atom_divergence, ge=0.0, le=1.0,
                                        description="a swap may not push the atom divergence above this")
     target_divergences: list[Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
         default_factory=list, description="compound divergence(s) to stop at (each in [0, 1]); one extra file "
                                           "<out>-cX.XX.json per value")
-    max_iterations: PositiveInt = Field(100_000, description="budget of swap attempts")
-    candidates: int = Field(0, ge=0, description="examples scored per side and swap (0 = all)")
-    tries: PositiveInt = Field(100, description="best first moves tried before a swap attempt counts as no "
+    max_iterations: PositiveInt = Field(_SPLIT.max_iterations, description="budget of swap attempts")
+    candidates: int = Field(_SPLIT.candidates, ge=0, description="examples scored per side and swap (0 = all)")
+    tries: PositiveInt = Field(_SPLIT.tries, description="best first moves tried before a swap attempt counts as no "
                                                 "improvement")
-    progress: bool = Field(True, description="a progress bar on stderr")
+    progress: bool = Field(_SPLIT.progress, description="a progress bar on stderr")
 
     @model_validator(mode="after")
     def _source(self) -> "SplitParams":

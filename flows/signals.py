@@ -128,7 +128,7 @@ def crash_abandoned_flow_runs(flow_run_ids: list[str], message: str) -> int:
 
 def crash_abandoned(mlflow_client, mlflow_run_id: str, current: str | None, logger) -> None:
     """A run resuming its directory sets Crashed the earlier flow runs of that directory (the MLflow run's tag
-    ``prefect.flow_run_ids``, flows/tracking.py) that are still Running: kill -9 left them so."""
+    ``prefect.flow_run_ids``, tasks/loop/tracking.py) that are still Running: kill -9 left them so."""
     try:
         tag = mlflow_client.get_run(mlflow_run_id).data.tags.get("prefect.flow_run_ids", "")
         earlier = [i for i in tag.split(",") if i and i != str(current)]
@@ -159,7 +159,7 @@ def run_stoppable(command: str, resume_hint: str, body: Callable[[], T]) -> T:
                 raise
             print(f"compaug {command}: stopped by {_stop_name(err)}; {resume_hint}", file=sys.stderr, flush=True)
             # The process ends now: spare it the interpreter's final garbage collection of a heap of torch,
-            # MLflow and Prefect objects (5-10 s on 2 busy cores, measured), which would delay the exit.
+            # MLflow and Prefect objects, which would delay the exit by seconds.
             gc.freeze()
             raise SystemExit(128 + _stop_signal(err)) from None
 

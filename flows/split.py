@@ -25,7 +25,7 @@ def _tracking(out_dir: Path) -> None:
 
     from mlflow.tracking import MlflowClient
 
-    from flows.tracking import ensure_experiment
+    from tasks.loop.tracking import ensure_experiment
 
     uri = os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{out_dir.resolve() / 'mlflow.db'}"
     mlflow.set_tracking_uri(uri)

@@ -1,6 +1,7 @@
 """``study``: controlled, multi-seed evidence of what the loop does (paper 003 Tables 1, 4, 5, Figure 6).
 
-The grid is solvers x splits x arms x seeds (tasks/study/grid.py); each cell is one run of the loop flow
+The grid is solvers x splits x arms x seeds (tasks/study/grid.py; the arms are the records of
+tasks/study/arms.py); each cell is one run of the loop flow
 (a Prefect subflow) with its own run directory under ``<out>/<name>/cells/<cell>``, so running the same
 study again skips finished cells and a study can be finished across several sittings. One MLflow parent
 run per study; each cell's loop run is nested under it. A cell that fails is marked in the report and
@@ -10,100 +11,28 @@ the study's MLflow run.
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.settings import PREFECT_API_URL
-from pydantic import Field, model_validator
 
-from flows.params import AugmentSettings, DataSource, LoopParams, SolverSettings, Strict, TrainSettings
+from flows.params import LoopParams
+from flows.study_params import StudyParams
 from flows.signals import is_stop, remember_crash
-from flows.tracking import end_open_runs_below
+from tasks.loop.tracking import end_open_runs_below
 from tasks.loop.sharding import local_cluster_kwargs
-from tasks.study.grid import ARMS, Cell, control_epochs, expand
-
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # a directory and MLflow name: no path separators
-
-
-class SplitSpec(Strict):
-    name: str = Field(pattern=NAME_PATTERN, description="the split's name in the report: iid, comdiv, sd, ...")
-    data: DataSource = Field(default_factory=DataSource)
-    split_file: Optional[Path] = Field(None, description="from `compaug split`/`compaug sd`; none: a seeded random split")
-
-
-class StudyParams(Strict):
-    name: str = Field("study", pattern=NAME_PATTERN, description="the study's directory and MLflow experiment")
-    splits: list[SplitSpec] = Field(default_factory=lambda: [SplitSpec(name="iid")], min_length=1)
-    solvers: list[SolverSettings] = Field(default_factory=lambda: [SolverSettings()], min_length=1)
-    train: TrainSettings = Field(default_factory=TrainSettings)
-    augment: AugmentSettings = Field(default_factory=AugmentSettings)
-    arms: list[Literal[tuple(ARMS)]] = Field(default_factory=lambda: ["control", "loop"], min_length=1)
-    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
-    rounds: int = Field(3, ge=1, le=50, description="T of the loop arms; the report reads round T")
-    keep_fraction: float = Field(0.2, gt=0, le=1)
-    warm_start_epochs: Optional[int] = Field(None, ge=1, description="the warm-start arm's epochs in rounds 1..T "
-                                             "(default: train.epochs)")
-    iid_holdout_fraction: float = Field(0.0, ge=0, lt=1)
-    out_dir: Path = Field(Path("runs/studies"))
-    tracking_uri: Optional[str] = None
-    workers: int = Field(1, ge=1, le=256, description="cells in parallel on a Dask LocalCluster of this many worker "
-                                                    "processes (1: one after another in this process)")
-    dask_address: Optional[str] = Field(None, description="an existing Dask scheduler (tcp://HOST:PORT) instead")
-    torch_threads: Optional[int] = Field(None, ge=1, description="torch threads of each cell (default: cores / "
-                                         "workers); the same value gives the same numbers, sequential or parallel")
-
-    @model_validator(mode="after")
-    def _names_and_files(self) -> "StudyParams":
-        for kind, names in (("split", [s.name for s in self.splits]), ("solver", [s.name for s in self.solvers])):
-            if len(set(names)) != len(names):
-                raise ValueError(f"each {kind} may appear once in a study, got {names}")
-        for spec in self.splits:
-            if spec.split_file is not None and not spec.split_file.is_file():
-                raise ValueError(f"split {spec.name!r}: split file {spec.split_file} does not exist")
-        if len(set(self.seeds)) != len(self.seeds):
-            raise ValueError(f"seeds repeat: {self.seeds}")
-        return self
-
-    def directory(self) -> Path:
-        return self.out_dir / self.name
-
-    def cells(self) -> list[Cell]:
-        return expand([s.name for s in self.solvers], [s.name for s in self.splits], self.arms, self.seeds)
-
-    def tracking(self) -> str:
-        return LoopParams(out_dir=self.directory(), tracking_uri=self.tracking_uri).tracking()
-
-    def loop_params(self, cell: Cell, epochs: int | None = None, parent_run_id: str | None = None) -> LoopParams:
-        """The loop run of one cell: the study's settings, the arm's overrides, the cell's seed."""
-        split = next(s for s in self.splits if s.name == cell.split)
-        solver = next(s for s in self.solvers if s.name == cell.solver)
-        overrides = dict(ARMS[cell.arm])
-        augment = self.augment.model_dump()
-        dropped = overrides.pop("drop_operator", None)
-        if dropped:
-            augment["operators"] = [op for op in augment["operators"] if op != dropped]
-            if not augment["operators"]:
-                raise ValueError(f"cell {cell.key}: arm {cell.arm} leaves no operator")
-        train = self.train.model_dump() | ({"epochs": epochs} if epochs else {})
-        return LoopParams.model_validate({
-            "data": split.data.model_dump(), "split_file": split.split_file, "solver": solver.model_dump(),
-            "train": train, "augment": augment, "rounds": self.rounds, "keep_fraction": self.keep_fraction,
-            "iid_holdout_fraction": self.iid_holdout_fraction, "seed": cell.seed,
-            "out_dir": self.directory() / "cells" / cell.key, "experiment": f"compaug-study-{self.name}",
-            "tracking_uri": self.tracking(), "mlflow_parent_run_id": parent_run_id,
-            **({"warm_start_epochs": self.warm_start_epochs} if overrides.get("warm_start") else {}), **overrides})
-
+from tasks.study.arms import ARMS
+from tasks.study.grid import Cell, control_epochs
 
 def _study_run(params: StudyParams) -> str:
     """The study's MLflow parent run (kept in the study directory, so a resumed study reuses it)."""
-    from flows.startup import prepare_experiment, tracking_client
     from mwp.durable import write_json_durable
+    from tasks.loop.startup import prepare_experiment, tracking_client
 
     state_path = params.directory() / "mlflow.json"
     uri = params.tracking()
@@ -129,7 +58,7 @@ def run_cell(loop_params: LoopParams, torch_threads: int) -> dict[str, Any]:
 
     torch.set_num_threads(torch_threads)
     out = augment_loop(loop_params)
-    return {"run_dir": str(out["run_dir"]), "mlflow_run_id": out["mlflow_run_id"], "rounds": loop_params.rounds}
+    return {"run_dir": str(out["run_dir"]), "mlflow_run_id": out["mlflow_run_id"], "rounds": loop_params.loop.rounds}
 
 
 def _threads(params: StudyParams) -> int:
@@ -137,14 +66,15 @@ def _threads(params: StudyParams) -> int:
 
 
 def _cell_params(params: StudyParams, cell: Cell, results: dict, parent: str) -> LoopParams:
-    """A cell's loop parameters; a control cell gets as many optimizer updates as its seed's loop cell
-    had in its final round."""
-    if cell.arm != "control":
+    """A cell's loop parameters; a cell of an arm with a budget (the control) gets as many optimizer
+    updates as its seed's cell of the budget's arm had in its final round."""
+    budget = ARMS[cell.arm].budget
+    if budget is None:
         return params.loop_params(cell, None, parent)
-    loop = results.get(Cell(cell.solver, cell.split, "loop", cell.seed))
+    reference = results.get(Cell(cell.solver, cell.split, budget, cell.seed))
     epochs = None
-    if loop is not None and loop.status == "done":
-        epochs = control_epochs(params.train.epochs, loop.records[0].pool_size, loop.final.pool_size)
+    if reference is not None and reference.status == "done":
+        epochs = control_epochs(params.train.epochs, reference.records[0].pool_size, reference.final.pool_size)
     return params.loop_params(cell, epochs, parent)
 
 
@@ -164,7 +94,7 @@ def finished_cell(params: StudyParams, cell: Cell):
     from tasks.study.cells import load_cell
 
     cell_dir = params.directory() / "cells" / cell.key
-    wanted = 0 if cell.arm == "control" else params.rounds
+    wanted = ARMS[cell.arm].loop.get("rounds", params.loop.rounds)
     runs = sorted(p for p in cell_dir.glob("*") if p.is_dir()) if cell_dir.is_dir() else []
     finished = [p for p in runs if wanted in _completed(p)]
     return load_cell(cell, finished[-1], _mlflow_run_id(finished[-1]), wanted) if finished else None
@@ -203,12 +133,13 @@ def _submit(params: StudyParams, cells: list[Cell], results: dict, parent: str) 
 
 @flow(name="study-cells", on_crashed=[remember_crash])
 def run_cells_on_dask(params: StudyParams, parent: str) -> dict:
-    """Every cell as a task on the flow's Dask task runner: loop-like arms first, all at once; then the
-    controls, whose budget is read from the finished loop cells."""
+    """Every cell as a task on the flow's Dask task runner: the arms without a budget first, all at once;
+    then those with one (the controls), whose budget is read from the finished cells of its arm."""
     logger = get_run_logger()
     results: dict = {}
     cells = params.cells()
-    for wave in ([c for c in cells if c.arm != "control"], [c for c in cells if c.arm == "control"]):
+    later = [c for c in cells if ARMS[c.arm].budget is not None]
+    for wave in ([c for c in cells if ARMS[c.arm].budget is None], later):
         for cell, future in _submit(params, wave, results, parent):
             try:
                 outcome = future if isinstance(future, BaseException) else future.result()
@@ -307,7 +238,7 @@ def _mlflow_run_id(run_dir: Path) -> str | None:
 def _header(params: StudyParams) -> list[str]:
     return [f"# Study `{params.name}`", "",
             f"Grid: solvers {[s.name for s in params.solvers]} x splits {[s.name for s in params.splits]} x arms "
-            f"{params.arms} x seeds {params.seeds}; T = {params.rounds}; keep {params.keep_fraction:.0%}; "
+            f"{params.arms} x seeds {params.seeds}; T = {params.loop.rounds}; keep {params.loop.keep_fraction:.0%}; "
             f"{params.train.epochs} epochs (best epoch on validation).",
             "",
             "Accuracies are answer accuracy on each split's own test set at the cell's final round (round T for "
@@ -372,12 +303,13 @@ def estimate(params: StudyParams) -> list[str]:
                 start = time.perf_counter()
                 model.predict(shown, beam_size=params.train.beam_size)
                 costs = Costs(result.epochs[-1].seconds / len(sample), (time.perf_counter() - start) / len(shown))
-                pools = pools_by_round(len(train), params.rounds, params.keep_fraction, params.augment.per_round_cap)
-                cells = [(c.arm, cell_seconds(c.arm, costs, sizes, pools, params.train.epochs, params.train.eval_every,
-                                              params.warm_start_epochs))
+                pools = pools_by_round(len(train), params.loop.rounds, params.loop.keep_fraction,
+                                       params.augment.per_round_cap)
+                cells = [(ARMS[c.arm], cell_seconds(ARMS[c.arm], costs, sizes, pools, params.train.epochs,
+                                                    params.train.eval_every, params.loop.warm_start_epochs))
                          for c in params.cells() if c.solver == solver.name and c.split == spec.name]
                 per_cell += cells
-                by_arm = ", ".join(f"{arm} {seconds / 3600:.2f} h" for arm, seconds in cells[:len(params.arms)])
+                by_arm = ", ".join(f"{arm.name} {seconds / 3600:.2f} h" for arm, seconds in cells[:len(params.arms)])
                 lines.append(f"{solver.name} on {spec.name}: {sizes.train} train / {sizes.valid} valid / {sizes.test} "
                              f"test problems; measured {costs.train_s * 1000:.1f} ms a problem-epoch of training, "
                              f"{costs.predict_s * 1000:.1f} ms a problem of beam-{params.train.beam_size} prediction "

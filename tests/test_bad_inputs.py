@@ -1,5 +1,5 @@
 """Every case of the bad-input corpus (tests/bad_inputs/cases.json, written by make_cases.py) through
-``flows.cli.main`` in this process (issue #16): the exit status it names; for exit status 2 exactly
+``cli.main.main`` in this process (issue #16): the exit status it names; for exit status 2 exactly
 one line on stderr holding the fragments and no traceback; for exit status 0 the fragments on stdout
 (the counted skips). ``run``, ``split``, ``sd`` and ``study`` cases must fail before any work: the flows
 are replaced by a function that fails the test, and no output may be left behind."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import main
+from cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "bad_inputs"

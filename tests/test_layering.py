@@ -1,13 +1,14 @@
 """The house rule of ../shared/GUIDE.md: solvers/, ranking/, mwp/ and the pure parts of tasks/ never
-import prefect or mlflow (only the flows' Prefect edges, tasks/*/steps.py, and flows/ do), and arrows
-point down only: flows -> tasks -> (solvers, ranking) -> mwp."""
+import prefect or mlflow (only the edges, tasks/*/steps.py for Prefect and tasks/loop/tracking.py for
+MLflow, and flows/ do), and arrows point down only: cli -> flows -> tasks -> (solvers, ranking) -> mwp."""
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EDGE = {"tasks.loop.steps", "tasks.dbca.steps"}  # one module of Prefect tasks per flow family
+EDGE = {"tasks.loop.steps", "tasks.dbca.steps",  # one module of Prefect tasks per flow family
+        "tasks.loop.tracking"}  # the loop's MLflow records
 PURE_PACKAGES = ("tasks.augment", "tasks.dbca", "tasks.loop")
 
 
@@ -65,7 +66,21 @@ def test_the_prefect_edges_are_the_only_task_modules_that_import_prefect():
     assert offenders == []
 
 
-def test_tasks_never_import_flows():
-    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "tasks").rglob("*.py")
-                 if "from flows" in p.read_text(encoding="utf-8") or "import flows" in p.read_text(encoding="utf-8")]
-    assert offenders == []
+def _importers(packages, names) -> list[str]:
+    """Files of ``packages`` that import any of the top-level packages ``names``."""
+    pattern = re.compile(rf"^\s*(from|import) ({'|'.join(names)})\b", re.MULTILINE)
+    return [str(p.relative_to(ROOT)) for package in packages for p in (ROOT / package).rglob("*.py")
+            if pattern.search(p.read_text(encoding="utf-8"))]
+
+
+def test_tasks_never_import_flows_or_the_command_line():
+    assert _importers(["tasks"], ["flows", "cli"]) == []
+
+
+def test_nothing_below_the_command_line_imports_it():
+    assert (ROOT / "cli" / "main.py").is_file()
+    assert _importers(["flows", "tasks", "solvers", "ranking", "mwp"], ["cli"]) == []
+
+
+def test_flows_holds_flows_and_their_runtime_not_the_command_line():
+    assert sorted(p.stem for p in (ROOT / "flows").glob("cli*.py")) == []

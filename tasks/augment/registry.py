@@ -7,7 +7,7 @@ weights that cannot be downloaded here; asking for them raises an error that say
 from __future__ import annotations
 
 from tasks.augment.base import AugmentConfig, CandidateBatch, Operator
-from tasks.augment.entity import entity_substitution
+from tasks.augment.substitution import entity_substitution
 from tasks.augment.geca import geca_op1, geca_op2
 from tasks.augment.reorder import problem_reordering
 from tasks.augment.reverse import reverse_operation

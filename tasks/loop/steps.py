@@ -18,6 +18,7 @@ from mwp.readers import DataSpec
 from solvers.base import EpochStats, TrainConfig
 from tasks.augment.base import AugmentConfig
 from tasks.loop import datasets, rundir, training
+from tasks.loop.config import LoopConfig
 from tasks.loop.record import Generation, SetMetrics
 
 
@@ -125,9 +126,10 @@ def score_candidates(candidates_path: Path, pool_path: Path, checkpoint_dir: Pat
 
 
 @task(name="keep_candidates", cache_policy=NO_CACHE)
-def keep_candidates(scored_path: Path, policy: str, keep_fraction: float, kept_path: Path,
+def keep_candidates(scored_path: Path, loop: LoopConfig, kept_path: Path,
                     pool_path: Path | None = None) -> dict[str, Any]:
-    """The retention policy over the scored candidates; the kept ones to ``kept_path``. ``pool_path``,
+    """The loop's retention policy and keep fraction over the scored candidates; the kept ones to
+    ``kept_path``. ``pool_path``,
     the pool the candidates were made from, traces each candidate to its original problems."""
     from mwp.problem import origins, read_problems_jsonl
     from ranking.retention import Scored, retain
@@ -135,8 +137,8 @@ def keep_candidates(scored_path: Path, policy: str, keep_fraction: float, kept_p
     scored = rundir.read_scored(scored_path)
     by_id = {p.id: p for p, _ in scored}
     origin = origins(list(by_id.values()), read_problems_jsonl(pool_path) if pool_path else [])
-    kept, cut = retain(policy, [Scored(p.id, s, p.provenance.operator, origin[p.id]) for p, s in scored],
-                       keep_fraction)
+    kept, cut = retain(loop.retention, [Scored(p.id, s, p.provenance.operator, origin[p.id]) for p, s in scored],
+                       loop.keep_fraction)
     rundir.write_scored(kept_path, [by_id[k.id] for k in kept], [k.score for k in kept])
     finite = [s for _, s in scored if s == s]
     return {"kept": len(kept), "confidence_cut": cut, "kept_by_operator": dict(Counter(k.group for k in kept)),

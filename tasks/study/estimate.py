@@ -3,10 +3,13 @@
 Two costs are measured per solver on the study's data, with the torch threads a cell will have: a
 training pass per problem and epoch (the second of two epochs on a sample, so start-up is not counted)
 and a beam-search prediction per problem (validation every ``eval_every`` epochs and the test sets once
-a round cost that). The rest is arithmetic over the cells: the pool a loop round trains on grows by at
-most the kept share of the round's candidates; a control trains the loop's final-round updates on the
-original pool; the cells run in two waves (loop-like arms, then the controls, whose budget is read
-from the finished loop cells), each wave's cells taken in grid order by whichever worker is free first.
+a round cost that). The rest is arithmetic over the cells, read from each arm's record
+(tasks/study/arms.py): the pool a loop round trains on grows by at most the kept share of the round's
+candidates (not at all in an arm that augments no round); an arm with a budget (the control) trains
+the loop's final-round updates on the original pool; a warm-starting arm trains rounds 1..T for its
+warm-start epochs; the cells run in two waves (the arms without a budget, then those with one, whose
+budget is read from finished cells), each wave's cells taken in grid order by whichever worker is
+free first.
 
 Measured while other jobs share the CPU, the costs are too high; the dry run prints the load.
 """
@@ -15,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Sequence
+
+from tasks.study.arms import Arm
 
 
 @dataclass(frozen=True)
@@ -46,13 +51,18 @@ def training_seconds(costs: Costs, sizes: Sizes, pool: int, epochs: int, eval_ev
     return epochs * pool * costs.train_s + validations * sizes.valid * costs.predict_s + sizes.test * costs.predict_s
 
 
-def cell_seconds(arm: str, costs: Costs, sizes: Sizes, pools: Sequence[int], epochs: int, eval_every: int,
+def cell_seconds(arm: Arm, costs: Costs, sizes: Sizes, pools: Sequence[int], epochs: int, eval_every: int,
                  warm_start_epochs: int | None = None) -> float:
-    if arm == "control":  # the loop's final-round updates on the original pool
-        control = max(epochs, math.ceil(epochs * pools[-1] / pools[0]))
-        return training_seconds(costs, sizes, pools[0], control, eval_every)
-    later = (warm_start_epochs or epochs) if arm in ("warm-start", "warm-control") else epochs
-    if arm == "warm-control":  # nothing is added: every round trains on the original pool
+    """One cell of ``arm``; ``pools`` are the loop's by round (:func:`pools_by_round`), ``warm_start_epochs``
+    the study's."""
+    epochs = arm.train.get("epochs", epochs)
+    if arm.budget is not None:  # the budget arm's final-round updates on the original pool
+        budget = max(epochs, math.ceil(epochs * pools[-1] / pools[0]))
+        return training_seconds(costs, sizes, pools[0], budget, eval_every)
+    rounds = arm.loop.get("rounds", len(pools) - 1)
+    pools = list(pools[:rounds + 1])
+    later = (warm_start_epochs or epochs) if arm.loop.get("warm_start") else epochs
+    if arm.loop.get("augment_rounds") is False:  # nothing is added: every round trains on the original pool
         pools = [pools[0]] * len(pools)
     return training_seconds(costs, sizes, pools[0], epochs, eval_every) + sum(
         training_seconds(costs, sizes, pool, later, eval_every) for pool in pools[1:])
@@ -67,8 +77,8 @@ def makespan(durations: Sequence[float], workers: int) -> float:
     return max(free)
 
 
-def study_wall_seconds(cells: Sequence[tuple[str, float]], workers: int) -> float:
-    """(arm, seconds) per cell -> wall time: the loop-like wave, then the controls."""
-    first = [s for arm, s in cells if arm != "control"]
-    controls = [s for arm, s in cells if arm == "control"]
-    return makespan(first, workers) + makespan(controls, workers)
+def study_wall_seconds(cells: Sequence[tuple[Arm, float]], workers: int) -> float:
+    """(arm, seconds) per cell -> wall time: the wave of arms without a budget, then those with one."""
+    first = [s for arm, s in cells if arm.budget is None]
+    later = [s for arm, s in cells if arm.budget is not None]
+    return makespan(first, workers) + makespan(later, workers)

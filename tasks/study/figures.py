@@ -1,9 +1,16 @@
 """The study's figures (matplotlib, Agg): Figure 6b (accuracy of every set, pool and kept counts and
 training seconds by round), Figure 6a (accuracy against compound divergence over splits), and the
-control's validation curves."""
+validation curves of the arms that train once (the control). Which arms those are is each arm's record
+(tasks/study/arms.py)."""
 from __future__ import annotations
 
 from collections import defaultdict
+
+from tasks.study.arms import ARMS
+
+
+def _trains_once(arm: str) -> bool:
+    return arm in ARMS and ARMS[arm].trains_once
 
 
 def _plt():
@@ -42,7 +49,7 @@ def accuracy_by_round(study):
     plt = _plt()
     fig, (acc_ax, count_ax, sec_ax) = plt.subplots(1, 3, figsize=(16, 5))
     set_styles = ["-", "--", "-.", (0, (1, 1))]
-    configs = [(key, cells) for key, cells in sorted(study.by.items()) if key[2] != "control"]
+    configs = [(key, cells) for key, cells in sorted(study.by.items()) if not _trains_once(key[2])]
     sets = sorted({name for _, cells in configs for r in cells.values() for rec in r.records for name in rec.tests})
     for i, ((solver, split, arm), cells) in enumerate(configs):
         color, label = f"C{i % 10}", f"{solver}/{split}/{arm}"
@@ -91,11 +98,12 @@ def accuracy_vs_divergence(study, divergences: dict[str, float]):
 
 
 def control_curves(study):
-    """The control arm's validation accuracy by epoch (has it flattened by its last epoch?)."""
+    """The validation accuracy by epoch of the arms that train once (the control): has it flattened by
+    its last epoch?"""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
     for (solver, split, arm), cells in sorted(study.by.items()):
-        if arm != "control":
+        if not _trains_once(arm):
             continue
         for seed, r in sorted(cells.items()):
             pts = [(e["epoch"], e["valid_answer_acc"]) for e in r.epochs if e.get("valid_answer_acc") is not None]

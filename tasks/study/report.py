@@ -1,6 +1,7 @@
 """The study report: markdown tables in the shape of paper 003's Tables 1, 4 and 5 and PNG figures
 (Figure 6a/6b, the control's validation curve), every number taken from the cells' own records.
-Accuracies are read at the cell's final round (round T for loop arms, never the best round)."""
+Accuracies are read at the cell's final round (round T for loop arms, never the best round). Which
+arms a table shows, and against which baseline, is each arm's record (tasks/study/arms.py)."""
 from __future__ import annotations
 
 import json
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from mwp.durable import write_json_durable, write_text_durable
+from tasks.study.arms import ARMS, PER_ROUND, RETENTION, TABLE1, TABLE5, WARM_START, in_table
 from tasks.study.cells import CellResult, compound_coverage, kept_diversity, kept_sample, main_set
 from tasks.study.stats import Interval, mean_std, paired_bootstrap
 
@@ -48,7 +50,7 @@ class Study:
                 out.append(r.accuracy(name))
         return out
 
-    def difference(self, solver: str, split: str, arm: str, baseline: str = "control") -> Interval | None:
+    def difference(self, solver: str, split: str, arm: str, baseline: str) -> Interval | None:
         a, b = self.by.get((solver, split, arm), {}), self.by.get((solver, split, baseline), {})
         seeds = sorted(set(a) & set(b))
         if not seeds:
@@ -77,22 +79,31 @@ def cells_table(study: Study, tracking_uri: str) -> list[str]:
     return lines
 
 
+def _pairs(table: str, names) -> list[tuple[str, str]]:
+    """(arm, its first baseline) for the arms of ``names`` in ``table`` that have a baseline."""
+    return [(a.name, a.baselines(table)[0]) for a in in_table(table, names) if a.baselines(table)]
+
+
 def table1(study: Study) -> list[str]:
-    """Answer accuracy per solver and split without (control) and with the loop, the paired difference,
-    and the relative gap Acc_iid / Acc_comdiv - 1 from models trained on each split."""
-    lines = ["| solver | split | control | loop | loop - control [95% paired bootstrap] |", "|---|---|---|---|---|"]
-    for solver in study.solvers:
-        for split in study.splits:
-            lines.append(f"| {solver} | {split} | {_fmt(study.accuracies(solver, split, 'control'))} | "
-                         f"{_fmt(study.accuracies(solver, split, 'loop'))} | "
-                         f"{_interval(study.difference(solver, split, 'loop'))} |")
-    if "iid" in study.splits and "comdiv" in study.splits:
-        lines += ["", "| solver | arm | relative gap Acc_iid / Acc_comdiv - 1 (means over seeds) |", "|---|---|---|"]
+    """Answer accuracy per solver and split without (the baseline) and with the loop, the paired
+    difference, and the relative gap Acc_iid / Acc_comdiv - 1 from models trained on each split. The
+    pairs are the Table 1 arms of the registry, shown ("-") whether or not the study ran them."""
+    lines = []
+    for arm, baseline in _pairs(TABLE1, ARMS):
+        lines += [f"| solver | split | {baseline} | {arm} | {arm} - {baseline} [95% paired bootstrap] |",
+                  "|---|---|---|---|---|"]
         for solver in study.solvers:
-            for arm in ("control", "loop"):
-                iid, comdiv = study.accuracies(solver, "iid", arm), study.accuracies(solver, "comdiv", arm)
-                if iid and comdiv and mean_std(comdiv)[0] > 0:
-                    lines.append(f"| {solver} | {arm} | {mean_std(iid)[0] / mean_std(comdiv)[0] - 1:.3f} |")
+            for split in study.splits:
+                lines.append(f"| {solver} | {split} | {_fmt(study.accuracies(solver, split, baseline))} | "
+                             f"{_fmt(study.accuracies(solver, split, arm))} | "
+                             f"{_interval(study.difference(solver, split, arm, baseline))} |")
+        if "iid" in study.splits and "comdiv" in study.splits:
+            lines += ["", "| solver | arm | relative gap Acc_iid / Acc_comdiv - 1 (means over seeds) |", "|---|---|---|"]
+            for solver in study.solvers:
+                for name in (baseline, arm):
+                    iid, comdiv = study.accuracies(solver, "iid", name), study.accuracies(solver, "comdiv", name)
+                    if iid and comdiv and mean_std(comdiv)[0] > 0:
+                        lines.append(f"| {solver} | {name} | {mean_std(iid)[0] / mean_std(comdiv)[0] - 1:.3f} |")
     return lines
 
 
@@ -115,43 +126,51 @@ def table4(study: Study, labels: dict[str, str]) -> list[str]:
 
 
 def table5(study: Study) -> list[str]:
-    """Every arm against the control: accuracy and the paired difference (the ablations of Table 5)."""
-    lines = ["| solver | split | arm | accuracy | arm - control [95% paired bootstrap] |", "|---|---|---|---|---|"]
+    """Every Table 5 arm against its baseline (the control): accuracy and the paired difference (the
+    ablations of Table 5)."""
+    arms = in_table(TABLE5, study.arms)
+    baseline = next((b for a in arms for b in a.baselines(TABLE5)), "baseline")
+    lines = [f"| solver | split | arm | accuracy | arm - {baseline} [95% paired bootstrap] |", "|---|---|---|---|---|"]
     for solver in study.solvers:
         for split in study.splits:
-            for arm in study.arms:
-                diff = study.difference(solver, split, arm) if arm != "control" else None
-                lines.append(f"| {solver} | {split} | {arm} | {_fmt(study.accuracies(solver, split, arm))} | "
+            for arm in arms:
+                diff = study.difference(solver, split, arm.name, arm.baselines(TABLE5)[0]) \
+                    if arm.baselines(TABLE5) else None
+                lines.append(f"| {solver} | {split} | {arm.name} | {_fmt(study.accuracies(solver, split, arm.name))} | "
                              f"{_interval(diff)} |")
     return lines
 
 
+def _seconds(study: Study, solver: str, split: str, arm: str) -> str:
+    """The mean over seeds of the training seconds summed over rounds 0..T."""
+    values = [sum(rec.train_seconds for rec in r.records) for r in study.by.get((solver, split, arm), {}).values()]
+    return _fmt(values).split(" (")[0] if values else "-"
+
+
 def warm_start_table(study: Study) -> list[str]:
-    """The warm-start arm against the loop retrained from scratch (issue #18's fast mode): accuracy at
-    round T, training seconds summed over rounds 0..T, and the paired difference warm-start - loop; with
-    the ``warm-control`` arm also warm-start - warm-control (the added problems, at equal training)."""
-    if "warm-start" not in study.arms or "loop" not in study.arms:
-        return []
-    control = "warm-control" in study.arms
-    lines = ["| solver | split | loop (from scratch) | warm-start | warm-start - loop [95% paired bootstrap] | "
-             "train s, loop | train s, warm-start |" + (" warm-control | warm-start - warm-control |" if control else ""),
-             "|---|---|---|---|---|---|---|" + ("---|---|" if control else "")]
-    for solver in study.solvers:
-        for split in study.splits:
-            seconds = {arm: [sum(rec.train_seconds for rec in r.records)
-                             for r in study.by.get((solver, split, arm), {}).values()] for arm in ("loop", "warm-start")}
-            lines.append(f"| {solver} | {split} | {_fmt(study.accuracies(solver, split, 'loop'))} | "
-                         f"{_fmt(study.accuracies(solver, split, 'warm-start'))} | "
-                         f"{_interval(study.difference(solver, split, 'warm-start', baseline='loop'))} | "
-                         f"{_fmt(seconds['loop']).split(' (')[0] if seconds['loop'] else '-'} | "
-                         f"{_fmt(seconds['warm-start']).split(' (')[0] if seconds['warm-start'] else '-'} |"
-                         + (f" {_fmt(study.accuracies(solver, split, 'warm-control'))} | "
-                            f"{_interval(study.difference(solver, split, 'warm-start', baseline='warm-control'))} |"
-                            if control else ""))
+    """Each warm-start table arm with baselines (the warm-start arm) against its first baseline (the loop
+    retrained from scratch): accuracy at round T, training seconds summed over rounds 0..T and the paired
+    difference; then against each further baseline the study has (warm-control: the added problems, at
+    equal training)."""
+    lines: list[str] = []
+    for arm in in_table(WARM_START, study.arms):
+        first, *more = arm.baselines(WARM_START) or (None,)
+        if first is None or first not in study.arms:
+            continue
+        more = [b for b in more if b in study.arms]
+        a = arm.name
+        lines += [f"| solver | split | {first} (from scratch) | {a} | {a} - {first} [95% paired bootstrap] | "
+                  f"train s, {first} | train s, {a} |" + "".join(f" {b} | {a} - {b} |" for b in more),
+                  "|---|---|---|---|---|---|---|" + "---|---|" * len(more)]
+        for solver in study.solvers:
+            for split in study.splits:
+                lines.append(f"| {solver} | {split} | {_fmt(study.accuracies(solver, split, first))} | "
+                             f"{_fmt(study.accuracies(solver, split, a))} | "
+                             f"{_interval(study.difference(solver, split, a, first))} | "
+                             f"{_seconds(study, solver, split, first)} | {_seconds(study, solver, split, a)} |"
+                             + "".join(f" {_fmt(study.accuracies(solver, split, b))} | "
+                                       f"{_interval(study.difference(solver, split, a, b))} |" for b in more))
     return lines
-
-
-RETENTION_ARMS = ("loop", "random-ranker", "per-origin")  # the same loop, kept by another rule
 
 
 def _span(values: Sequence[int]) -> str:
@@ -159,22 +178,29 @@ def _span(values: Sequence[int]) -> str:
 
 
 def retention_table(study: Study) -> list[str]:
-    """The retention arms beside the loop's top fraction by confidence: how many problems each kept over
-    rounds 1..T, how many of them are distinct problems and how many original problems they come from
-    (the range over seeds), its accuracy at round T and the paired difference arm - loop."""
-    arms = [a for a in RETENTION_ARMS if a in study.arms]
-    if "loop" not in arms or len(arms) < 2:
+    """The retention table's arms (each ranking or retention rule) beside their baseline, the loop's top
+    fraction by confidence: how many problems each kept over rounds 1..T, how many of them are distinct
+    problems and how many original problems they come from (the range over seeds), its accuracy at round
+    T and the paired difference arm - baseline. Arms whose baseline the study lacks are left out."""
+    members = in_table(RETENTION, study.arms)
+    compared = [a for a in members if a.baselines(RETENTION) and a.baselines(RETENTION)[0] in study.arms]
+    if not compared:
         return []
+    baselines = {a.baselines(RETENTION)[0] for a in compared}
+    arms = [a for a in members if a in compared or a.name in baselines]
+    baseline = compared[0].baselines(RETENTION)[0]
     lines = ["| solver | split | arm | kept, rounds 1..T | distinct problems | original problems | accuracy | "
-             "arm - loop [95% paired bootstrap] |", "|---|---|---|---|---|---|---|---|"]
+             f"arm - {baseline} [95% paired bootstrap] |", "|---|---|---|---|---|---|---|---|"]
     for solver in study.solvers:
         for split in study.splits:
-            for arm in arms:
+            for record in arms:
+                arm = record.name
                 cells = study.by.get((solver, split, arm), {})
                 if not cells:
                     continue
                 counts = [kept_diversity(r) for r in cells.values()]
-                diff = _interval(study.difference(solver, split, arm, baseline="loop")) if arm != "loop" else "-"
+                base = record.baselines(RETENTION)
+                diff = _interval(study.difference(solver, split, arm, base[0])) if base else "-"
                 lines.append(f"| {solver} | {split} | {arm} | {_span([c.kept for c in counts])} | "
                              f"{_span([c.distinct for c in counts])} | {_span([c.origins for c in counts])} | "
                              f"{_fmt(study.accuracies(solver, split, arm))} | {diff} |")
@@ -182,12 +208,13 @@ def retention_table(study: Study) -> list[str]:
 
 
 def beyond(study: Study) -> list[str]:
-    """Per round of the first seed's loop cell: compounds of the test set present in the pool, DBCA^c
-    pool -> test, kept per operator; and kept problems beside their parents."""
+    """Per round of the first seed's cell of the first per-round arm (the loop): compounds of the test set
+    present in the pool, DBCA^c pool -> test, kept per operator; and kept problems beside their parents."""
     lines = []
     for solver in study.solvers:
         for split in study.splits:
-            cells = study.by.get((solver, split, "loop"), {})
+            cells = next((c for a in in_table(PER_ROUND, study.arms) for c in [study.by.get((solver, split, a.name))]
+                          if c), {})
             if not cells:
                 continue
             r = cells[min(cells)]

@@ -176,8 +176,8 @@ def run() -> None:
     run_case("epochs_zero", "bad parameter", ["--epochs", "0"], "train.epochs: Input should be greater than or equal to 1")
     run_case("epochs_word", "bad parameter", ["--epochs", "many"], "argument --epochs: invalid int value: 'many'")
     run_case("lr_negative", "bad parameter", ["--lr", "-0.1"], "train.lr: Input should be greater than 0")
-    run_case("rounds_negative", "bad parameter", ["--rounds", "-1"], "rounds: Input should be greater than or equal to 0")
-    run_case("keep_zero", "bad parameter", ["--keep", "0"], "keep_fraction: Input should be greater than 0")
+    run_case("rounds_negative", "bad parameter", ["--rounds", "-1"], "rounds must be a whole number in [0, 50], got -1")
+    run_case("keep_zero", "bad parameter", ["--keep", "0"], "keep_fraction must lie in (0, 1], got 0")
     run_case("operators_unknown", "unknown operator", ["--operators", "geca_op1,swap"], "swap")
     run_case("retention_unknown", "bad parameter", ["--retention", "best"], "argument --retention: invalid choice: 'best'")
     run_case("solver_unknown", "unknown solver", ["--solver", "gpt5"], "argument --solver: invalid choice: 'gpt5'")
@@ -212,7 +212,7 @@ def study() -> None:
     study_case("duplicate_split", "repeated name", {"splits": [{"name": "iid"}, {"name": "iid"}]},
                "each split may appear once in a study")
     study_case("seeds_repeat", "bad parameter", {"seeds": [0, 0]}, "seeds repeat: [0, 0]")
-    study_case("rounds_zero", "bad parameter", {"rounds": 0}, "rounds: Input should be greater than or equal to 1")
+    study_case("rounds_zero", "bad parameter", {"loop": {"rounds": 0}}, "loop.rounds: a study's loop arms need at least one round, got 0")
     study_case("no_operator_left", "arm leaves no operator", {"arms": ["no-op1"], "augment": {"operators": ["geca_op1"]}},
                "arm no-op1 leaves no operator")
     study_case("split_file_missing", "no such file", {"splits": [{"name": "comdiv", "data": good_data,

@@ -1,5 +1,5 @@
 """Writes the bad-input corpus of issue #16: the files under tests/bad_inputs/<group>/ and the manifest
-tests/bad_inputs/cases.json, which tests/test_bad_inputs.py runs case by case through flows.cli.main.
+tests/bad_inputs/cases.json, which tests/test_bad_inputs.py runs case by case through cli.main.main.
 
     python tests/bad_inputs/make_cases.py        # from the repository root; rewrites the corpus
 

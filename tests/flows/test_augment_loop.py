@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from flows.augment_loop import EPOCH_FAULT_ENV, FAULT_ENV, augment_loop
-from flows.params import LoopParams
+from flows.params import LoopParams, LoopSettings
 from mwp.problem import read_problems_jsonl
 from tasks.loop import rundir
 
@@ -18,12 +18,13 @@ def tiny_params(tmp_path, **overrides) -> LoopParams:
         "solver": {"name": "gts", "model": {"embedding_size": 16, "hidden_size": 16}},
         "train": {"epochs": 2, "batch_size": 32, "beam_size": 2},
         "augment": {"operators": ["geca_op1", "geca_op2"], "per_round_cap": 300, "per_problem_cap": 4},
-        "rounds": 2,
-        "keep_fraction": 0.2,
+        "loop": {"rounds": 2, "keep_fraction": 0.2},
         "seed": 3,
         "out_dir": str(tmp_path / "runs"),
     }
+    loop = {k: overrides.pop(k) for k in list(overrides) if k in LoopSettings.model_fields}
     base.update(overrides)
+    base["loop"] = {**base["loop"], **loop}
     return LoopParams.model_validate(base)
 
 

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _OPEN_STORE = r"""
 import sys, time
-from flows.startup import prepare_experiment, tracking_client
+from tasks.loop.startup import prepare_experiment, tracking_client
 uri, start = sys.argv[1], float(sys.argv[2])
 while time.time() < start:  # every process opens the store at the same moment
     time.sleep(0.005)
@@ -50,7 +50,7 @@ def _tiny(tmp_path: Path, **changes) -> tuple[Path, LoopParams]:
 
 
 def _compaug_run(params_file: Path, prefect_home: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flows.cli", "run", "--params", str(params_file)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "cli.main", "run", "--params", str(params_file)], cwd=ROOT,
                           env=_env(prefect_home), capture_output=True, text=True, timeout=300)
 
 

@@ -44,7 +44,7 @@ def _env_at_torch_import(body: str) -> dict:
 def test_the_run_command_sets_openmp_defaults_before_its_parameters_load_torch(tmp_path):
     # Building the run's parameters resolves the solver, which imports torch; the data file is missing,
     # so the command stops with exit status 2 right after.
-    body = ("from flows.cli import main\n"
+    body = ("from cli.main import main\n"
             f"rc = main(['run', '--solver', 'gts', '--format', 'mawps', {str(tmp_path / 'missing.json')!r}])\n"
             "assert rc == 2, rc\n")
     assert _env_at_torch_import(body) == {key: DEFAULTS[key] for key in OPENMP}

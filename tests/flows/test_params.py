@@ -7,12 +7,13 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from flows.cli_run import params_from_args, register
-from flows.params import QUICK_RUN, AugmentSettings, LoopParams, TrainSettings
+from cli.run import params_from_args, register
+from flows.params import QUICK_RUN, AugmentSettings, LoopParams, LoopSettings, TrainSettings
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig
 from solvers.transformer import TransformerConfig
 from tasks.augment.base import AugmentConfig
+from tasks.loop.config import LoopConfig
 
 
 def parse(*argv: str) -> LoopParams:
@@ -29,6 +30,21 @@ def test_settings_models_use_the_pure_configs_field_names_and_defaults():
     augment_fields = {f.name: f.default for f in dataclasses.fields(AugmentConfig)}
     assert set(AugmentSettings.model_fields) == set(augment_fields) - {"seed"}
     assert AugmentSettings().config(seed=4) == AugmentConfig(seed=4)
+
+
+def test_the_loop_settings_are_the_loop_configs_fields_and_defaults():
+    loop_fields = {f.name: f.default for f in dataclasses.fields(LoopConfig)}
+    assert {k: v.default for k, v in LoopSettings.model_fields.items()} == loop_fields
+    assert LoopParams().configs().loop == LoopConfig()
+
+
+def test_loop_settings_at_the_top_level_of_an_older_parameter_file_are_read_into_the_loop_section():
+    old = LoopParams.model_validate({"rounds": 2, "keep_fraction": 0.3, "score": "random", "warm_start": True})
+    assert old.loop.config() == LoopConfig(rounds=2, keep_fraction=0.3, score="random", warm_start=True)
+    assert old == LoopParams.model_validate({"loop": {"rounds": 2, "keep_fraction": 0.3, "score": "random",
+                                                      "warm_start": True}})
+    with pytest.raises(ValidationError, match="rounds given both at the top level and in the loop section"):
+        LoopParams.model_validate({"rounds": 2, "loop": {"rounds": 3}})
 
 
 def test_every_cli_option_reaches_the_pure_config(tmp_path, monkeypatch):
@@ -49,8 +65,13 @@ def test_every_cli_option_reaches_the_pure_config(tmp_path, monkeypatch):
         allow_unused_quantities=False, seed=5)
     assert str(params.data.spec().path) == "data.json" and params.data.spec().format == "mawps"
     warm = parse("--format", "mawps", "data.json", "--warm-start", "--warm-start-epochs", "9")
-    assert warm.warm_start and warm.warm_start_epochs == 9
-    assert warm.augment_rounds and not parse("--format", "mawps", "data.json", "--no-augment-rounds").augment_rounds
+    assert warm.loop.config() == LoopConfig(warm_start=True, warm_start_epochs=9)
+    assert not parse("--format", "mawps", "data.json", "--no-augment-rounds").loop.augment_rounds
+    loop = parse("--format", "mawps", "data.json", "--rounds", "4", "--keep", "0.3", "--retention", "per-origin",
+                 "--score", "uncertainty").loop.config()
+    assert loop == LoopConfig(rounds=4, keep_fraction=0.3, retention="per-origin", score="uncertainty")
+    assert parse("--format", "mawps", "data.json", "--keep-fraction", "0.5", "--keep-per-operator").loop.config() == \
+        LoopConfig(keep_fraction=0.5, retention="per-operator")
 
 
 def test_a_params_file_reaches_the_pure_config_and_the_cli_overrides_it(tmp_path):
@@ -59,14 +80,14 @@ def test_a_params_file_reaches_the_pure_config_and_the_cli_overrides_it(tmp_path
                                 "train": {"epochs": 3}, "augment": {"per_problem_cap": 3}, "rounds": 2}))
     params = parse("--params", str(file), "--epochs", "4", "--model", "dropout=0.2")
     assert params.solver.config() == TransformerConfig(n_heads=2, encoder_layers=1, dropout=0.2)
-    assert params.train.epochs == 4 and params.augment.config(0).per_problem_cap == 3 and params.rounds == 2
+    assert params.train.epochs == 4 and params.augment.config(0).per_problem_cap == 3 and params.loop.rounds == 2
 
 
 def test_the_quick_run_is_one_preset_that_explicit_options_override(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "x.json").write_text("[]")
     quick = parse()
-    assert quick.data.builtin_size == QUICK_RUN["data"]["builtin_size"] and quick.rounds == QUICK_RUN["rounds"]
+    assert quick.data.builtin_size == QUICK_RUN["data"]["builtin_size"] and quick.loop.rounds == QUICK_RUN["loop"]["rounds"]
     assert quick.solver.config().hidden_size == 128 and quick.train.epochs == 12
     assert quick.augment.per_round_cap == 1500
     assert parse("--epochs", "30", "--hidden", "64").train.epochs == 30
@@ -82,6 +103,9 @@ def test_the_quick_run_is_one_preset_that_explicit_options_override(tmp_path, mo
     (("--operators", "geca_op3"), "unknown operator 'geca_op3'"),
     (("--operators", "paraphrase"), "not offered"),
     (("--per-problem-cap", "0"), "per_problem_cap"),
+    (("--keep", "0"), "keep_fraction must lie in (0, 1], got 0"),
+    (("--rounds", "51"), "rounds must be a whole number in [0, 50], got 51"),
+    (("--warm-start-epochs", "0"), "warm_start_epochs must be at least 1"),
 ])
 def test_a_value_the_pure_config_refuses_fails_at_validation(argv, fragment):
     with pytest.raises(ValidationError) as err:

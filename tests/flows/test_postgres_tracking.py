@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from flows.augment_loop import augment_loop
-from flows.tracking import check_tracking
+from tasks.loop.tracking import check_tracking
 from tests.flows.test_augment_loop import tiny_params
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")

@@ -42,11 +42,11 @@ def test_deployment_parameters_validate_against_their_flows_parameter_model(depl
                 (tmp_path / spec["split_file"]).write_text("{}")
             spec["data"]["path"] = str(ROOT / spec["data"]["path"])
         params = StudyParams.model_validate(values)
-        assert params.rounds >= 1 and len(params.seeds) >= 3
+        assert params.loop.rounds >= 1 and len(params.seeds) >= 3
     else:
         assert deployment["entrypoint"] == "flows/augment_loop.py:augment_loop"
         params = LoopParams.model_validate(values)
-        assert params.rounds >= 1
+        assert params.loop.rounds >= 1
     assert deployment["work_pool"]["name"] == "compaug-local"
     assert deployment.get("description")
 
@@ -58,11 +58,11 @@ def test_the_weekly_deployment_has_a_cron_schedule():
 
 def test_a_typo_in_parameters_is_an_error_not_a_default():
     with pytest.raises(ValidationError):
-        LoopParams.model_validate({"rounds": 2, "keep_fraktion": 0.5})
+        LoopParams.model_validate({"loop": {"rounds": 2, "keep_fraktion": 0.5}})
     with pytest.raises(ValidationError):
         LoopParams.model_validate({"solver": {"hiden_size": 4}})
     with pytest.raises(ValidationError):
-        LoopParams.model_validate({"keep_fraction": 1.5})
+        LoopParams.model_validate({"loop": {"keep_fraction": 1.5}})
     with pytest.raises(ValidationError):
         LoopParams.model_validate({"data": {"format": "mawps"}})  # a file format needs a path
 
@@ -72,17 +72,19 @@ def test_fingerprint_changes_with_results_relevant_parameters_only():
     assert a.fingerprint() == LoopParams(out_dir="elsewhere", tracking_uri="sqlite:///x.db").fingerprint()
     assert a.fingerprint() != LoopParams(seed=1).fingerprint()
     assert a.fingerprint() != LoopParams(solver={"model": {"hidden_size": 256}}).fingerprint()
-    assert a.fingerprint() == LoopParams(rounds=9).fingerprint()  # more rounds continue the same run
+    assert a.fingerprint() == LoopParams(loop={"rounds": 9}).fingerprint()  # more rounds continue the same run
 
 
 def test_a_field_added_later_keeps_existing_run_directories_at_its_default():
     # The fingerprint of the default parameters before `warm_start_epochs` and `train.precision` existed
     # (commit 510ff3a): a run or study cell started then must resume in its own directory, not start again.
     assert LoopParams().fingerprint() == "eac256307c"
-    assert LoopParams(warm_start_epochs=None, train={"precision": "auto"}, augment_rounds=True).fingerprint() == "eac256307c"
-    assert LoopParams(augment_rounds=False).fingerprint() != "eac256307c"
+    assert LoopParams(loop={"warm_start_epochs": None, "augment_rounds": True},
+                      train={"precision": "auto"}).fingerprint() == "eac256307c"
+    assert LoopParams(loop={"augment_rounds": False}).fingerprint() != "eac256307c"
     assert LoopParams(train={"precision": "bf16"}).fingerprint() != "eac256307c"
-    assert LoopParams(warm_start=True, warm_start_epochs=5).fingerprint() != LoopParams(warm_start=True).fingerprint()
+    assert LoopParams(loop={"warm_start": True, "warm_start_epochs": 5}).fingerprint() != \
+        LoopParams(loop={"warm_start": True}).fingerprint()
 
 
 def test_unknown_or_unoffered_operators_are_rejected_by_name():

@@ -35,7 +35,7 @@ class Command:
         env.pop("PREFECT_API_URL", None)  # the command starts, and must stop, its own temporary server
         self.lines: list[str] = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "flows.cli", *ARGS, "--out", str(out)], cwd=ROOT, env=env, text=True,
+            [sys.executable, "-m", "cli.main", *ARGS, "--out", str(out)], cwd=ROOT, env=env, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # even if pytest runs in the background
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -187,7 +187,7 @@ def test_runs_left_open_below_a_stopped_run_are_ended_at_every_depth(tmp_path):
     """A study's cells whose Dask workers were stopped, and their rounds, end with the study's run."""
     from mlflow.tracking import MlflowClient
 
-    from flows.tracking import PARENT_TAG, end_open_runs_below
+    from tasks.loop.tracking import PARENT_TAG, end_open_runs_below
 
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
     experiment = client.create_experiment("e", artifact_location=(tmp_path / "artifacts").as_uri())

@@ -4,7 +4,7 @@ from functools import partial
 
 import pytest
 
-from flows.cli import build_parser
+from cli.main import build_parser
 from flows.split import SDParams, SplitParams
 from mwp.problem import read_problems_jsonl
 from mwp.readers import FORMATS, load_dataset

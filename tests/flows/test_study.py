@@ -22,7 +22,7 @@ def tiny_study(prefect_harness, tmp_path_factory):
                     {"name": "lstm", "model": {"embedding_size": 16, "hidden_size": 16}}],
         "train": {"epochs": 2, "batch_size": 32, "beam_size": 2},
         "augment": {"per_round_cap": 200},
-        "arms": ["control", "loop"], "seeds": [0, 1], "rounds": 2, "out_dir": str(out)})
+        "arms": ["control", "loop"], "seeds": [0, 1], "loop": {"rounds": 2}, "out_dir": str(out)})
     return params, study_flow(params)
 
 
@@ -85,13 +85,13 @@ def test_cells_are_nested_under_one_mlflow_study_run(tiny_study):
 def test_the_warm_control_arm_trains_as_the_warm_start_arm_with_nothing_added(tmp_path):
     from tasks.study.grid import Cell
 
-    params = StudyParams.model_validate({"arms": ["loop", "warm-start", "warm-control"], "warm_start_epochs": 4,
-                                         "out_dir": str(tmp_path)})
+    params = StudyParams.model_validate({"arms": ["loop", "warm-start", "warm-control"],
+                                         "loop": {"warm_start_epochs": 4}, "out_dir": str(tmp_path)})
     loop, warm, control = (params.loop_params(Cell("gts", "iid", arm, 0)) for arm in ("loop", "warm-start", "warm-control"))
-    assert (loop.warm_start, loop.augment_rounds) == (False, True)
-    assert (warm.warm_start, warm.warm_start_epochs, warm.augment_rounds) == (True, 4, True)
-    assert (control.warm_start, control.warm_start_epochs, control.augment_rounds) == (True, 4, False)
-    assert control.rounds == warm.rounds and control.train == warm.train
+    assert (loop.loop.warm_start, loop.loop.warm_start_epochs, loop.loop.augment_rounds) == (False, None, True)
+    assert (warm.loop.warm_start, warm.loop.warm_start_epochs, warm.loop.augment_rounds) == (True, 4, True)
+    assert (control.loop.warm_start, control.loop.warm_start_epochs, control.loop.augment_rounds) == (True, 4, False)
+    assert control.loop.rounds == warm.loop.rounds and control.train == warm.train
     assert len({loop.run_dir(), warm.run_dir(), control.run_dir()}) == 3
 
 
@@ -125,7 +125,7 @@ def test_an_unfinished_cell_shows_the_rounds_it_has_done_in_a_partial_report(tin
     from flows.study import report_finished_cells
 
     params, _ = tiny_study
-    longer = params.model_copy(update={"rounds": 3})  # the same cells, now one round short of T
+    longer = params.model_copy(update={"loop": params.loop.model_copy(update={"rounds": 3})})  # the same cells, now one round short of T
     summary = report_finished_cells(longer)
     assert "gts-iid-loop-s0" in summary["pending"]
     run_dir = next((params.directory() / "cells" / "gts-iid-loop-s0").iterdir())

@@ -1,9 +1,9 @@
-"""``compaug data describe`` through flows.cli.main."""
+"""``compaug data describe`` through cli.main.main."""
 import json
 import subprocess
 import sys
 
-from flows.cli import main
+from cli.main import main
 
 
 def test_describe_builtin_json(capsys):
@@ -45,7 +45,7 @@ def test_describe_errors_name_the_file(tmp_path, capsys):
 
 
 def test_data_command_imports_no_heavy_library():
-    code = ("import sys; from flows.cli import main; main(['data', 'describe', '--size', '5', '--json']); "
+    code = ("import sys; from cli.main import main; main(['data', 'describe', '--size', '5', '--json']); "
             "print(sorted(m for m in ('torch', 'prefect', 'mlflow', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"

@@ -32,9 +32,13 @@ def test_nan_scores_are_never_kept_and_empty_input_keeps_nothing():
     assert keep_top_fraction([], 0.2) == ([], None)
 
 
-def test_fraction_out_of_range_is_an_error():
-    with pytest.raises(ValueError):
-        keep_top_fraction([Scored("a", 1.0)], 1.5)
+def test_the_keep_fraction_is_validated_once_by_the_loop_config():
+    from tasks.loop.config import LoopConfig
+
+    for bad in (0, -0.1, 1.5, True):
+        with pytest.raises(ValueError, match="keep_fraction must lie in"):
+            LoopConfig(keep_fraction=bad)
+    assert LoopConfig(keep_fraction=1).keep_fraction == 1
 
 
 def test_threshold_policy():

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from tasks.study.arms import ARMS
 from tasks.study.estimate import Costs, Sizes, cell_seconds, makespan, pools_by_round, study_wall_seconds
 
 
@@ -16,15 +17,15 @@ def test_a_loop_cell_trains_every_round_and_a_control_the_final_updates_on_the_o
     costs, sizes = Costs(train_s=0.01, predict_s=0.002), Sizes(train=1000, valid=200, test=300)
     pools = [1000, 1300, 1600]
     one = lambda pool, epochs: epochs * pool * 0.01 + -(-epochs // 2) * 200 * 0.002 + 300 * 0.002  # noqa: E731
-    assert cell_seconds("loop", costs, sizes, pools, 10, 2) == pytest.approx(sum(one(p, 10) for p in pools))
-    assert cell_seconds("random-ranker", costs, sizes, pools, 10, 2) == cell_seconds("loop", costs, sizes, pools, 10, 2)
-    assert cell_seconds("warm-start", costs, sizes, pools, 10, 2, warm_start_epochs=3) == pytest.approx(
+    assert cell_seconds(ARMS["loop"], costs, sizes, pools, 10, 2) == pytest.approx(sum(one(p, 10) for p in pools))
+    assert cell_seconds(ARMS["random-ranker"], costs, sizes, pools, 10, 2) == cell_seconds(ARMS["loop"], costs, sizes, pools, 10, 2)
+    assert cell_seconds(ARMS["warm-start"], costs, sizes, pools, 10, 2, warm_start_epochs=3) == pytest.approx(
         one(1000, 10) + one(1300, 3) + one(1600, 3))
     # the warm-control arm trains as warm-start does, on the original pool every round
-    assert cell_seconds("warm-control", costs, sizes, pools, 10, 2, warm_start_epochs=3) == pytest.approx(
+    assert cell_seconds(ARMS["warm-control"], costs, sizes, pools, 10, 2, warm_start_epochs=3) == pytest.approx(
         one(1000, 10) + 2 * one(1000, 3))
     # the control: 10 x 1600 / 1000 = 16 epochs on the original 1000 problems, as many updates as round T
-    assert cell_seconds("control", costs, sizes, pools, 10, 2) == pytest.approx(one(1000, 16))
+    assert cell_seconds(ARMS["control"], costs, sizes, pools, 10, 2) == pytest.approx(one(1000, 16))
 
 
 def test_cells_spread_over_workers_in_two_waves_in_grid_order():
@@ -32,7 +33,8 @@ def test_cells_spread_over_workers_in_two_waves_in_grid_order():
     assert makespan([1, 1, 1, 5], 2) == 6  # the long one last waits for a worker
     assert makespan([5, 1, 1, 1], 2) == 5
     assert makespan([4, 4], 1) == 8
-    cells = [("loop", 4.0), ("random-ranker", 4.0), ("control", 1.0), ("loop", 4.0), ("control", 1.0)]
+    cells = [(ARMS[arm], seconds) for arm, seconds in
+             [("loop", 4.0), ("random-ranker", 4.0), ("control", 1.0), ("loop", 4.0), ("control", 1.0)]]
     # loop-like cells first (4 + 4 on one worker, 4 on the other), then the controls (1 and 1 side by side)
     assert study_wall_seconds(cells, 2) == 9.0
     assert study_wall_seconds(cells, 1) == 14.0

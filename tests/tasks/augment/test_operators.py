@@ -8,7 +8,7 @@ from mwp.problem import build_problem
 from tasks.augment.base import AugmentConfig
 from tasks.augment.generate import generate_candidates
 from tasks.augment.registry import OPERATORS, get_operator
-from tasks.augment.entity import entity_substitution, load_names
+from tasks.augment.substitution import entity_substitution, load_names
 from tasks.augment.reorder import reorder
 from tasks.augment.reverse import invert, reverse
 from mwp.expr import BinOp, Qty

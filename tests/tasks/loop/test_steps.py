@@ -33,6 +33,7 @@ def test_keep_candidates_traces_origins_through_the_pool_for_per_origin_retentio
 
     from mwp.problem import Provenance, build_problem, write_jsonl
     from tasks.loop import rundir
+    from tasks.loop.config import LoopConfig
     from tasks.loop.steps import keep_candidates
 
     a = build_problem("a", "Ann has 4 pears. How many pears does Ann have?", "x=4", 4, "toy")
@@ -47,10 +48,10 @@ def test_keep_candidates_traces_origins_through_the_pool_for_per_origin_retentio
     cands.append(replace(build_problem("d", "Bob has 5 plums. How many plums does Bob have?", "x=5", 5, "toy"),
                          provenance=Provenance("toy", ("b",), "geca_op2", 2)))
     rundir.write_scored(tmp_path / "scored.jsonl", cands, [0.9, 0.8, 0.7, 0.6, 0.1])
-    top = keep_candidates.fn(tmp_path / "scored.jsonl", "top-fraction", 0.4, tmp_path / "top.jsonl",
-                             tmp_path / "pool.jsonl")
+    top = keep_candidates.fn(tmp_path / "scored.jsonl", LoopConfig(retention="top-fraction", keep_fraction=0.4),
+                             tmp_path / "top.jsonl", tmp_path / "pool.jsonl")
     assert top["kept"] == 2 and top["kept_origins"] == 1  # c0 and c1: both go back to a
-    spread = keep_candidates.fn(tmp_path / "scored.jsonl", "per-origin", 0.4, tmp_path / "spread.jsonl",
-                                tmp_path / "pool.jsonl")
+    spread = keep_candidates.fn(tmp_path / "scored.jsonl", LoopConfig(retention="per-origin", keep_fraction=0.4),
+                                tmp_path / "spread.jsonl", tmp_path / "pool.jsonl")
     assert spread["kept"] == 2 and spread["kept_origins"] == 2
     assert [p.id for p, _ in rundir.read_scored(tmp_path / "spread.jsonl")] == ["c0", "d"]

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from flows.cli import main
+from cli.main import main
 
 
 @pytest.mark.parametrize("argv, fragment", [

@@ -4,7 +4,7 @@ Everything goes through ``MlflowClient`` with explicit run ids, so parent and ch
 depend on which run happens to be "active". The ids live in ``run_dir/mlflow.json`` so that a
 resumed run keeps adding rounds to the same parent and a retried round reuses its child.
 
-Metric names carry a section prefix, so the MLflow UI groups its charts (flows/tracking_names.py):
+Metric names carry a section prefix, so the MLflow UI groups its charts (tasks/loop/tracking_names.py):
 ``acc/`` (answer accuracy of validation and every test set: the headline), ``pool/``, ``kept/``,
 ``verify/``, ``reject/``, ``score/``, ``eval/`` (equation accuracy, invalid rate, relative gap),
 ``time/``; step = round, on the parent only. A round's child holds the per-epoch curves
@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from flows.tracking_names import (EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT, PARENT_COLOR, ROUND_COLORS, RUN_COLOR_TAG,
+from tasks.loop.tracking_names import (EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT, PARENT_COLOR, ROUND_COLORS, RUN_COLOR_TAG,
                                   VIEW_TAG, accuracy_metrics, child_run_name, epoch_metrics, round_metrics,
                                   round_params, runs_view)
 from mwp.durable import write_json_durable
@@ -191,7 +191,7 @@ class LoopTracker:
     @classmethod
     def open(cls, tracking_uri: str, experiment: str, run_dir: Path, params: Mapping[str, Any],
              flow_run_id: str | None, run_name: str) -> "LoopTracker":
-        from flows.startup import prepare_experiment, tracking_client
+        from tasks.loop.startup import prepare_experiment, tracking_client
 
         client = tracking_client(tracking_uri)  # a new SQLite store is created by one process at a time
         state_path = run_dir / "mlflow.json"

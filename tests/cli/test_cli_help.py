@@ -4,8 +4,8 @@ import argparse
 
 import pytest
 
-from flows.cli import build_parser
-from flows.cli_fields import given
+from cli.main import build_parser
+from cli.fields import given
 from flows.split import SDParams, SplitParams
 from mwp.readers import FORMATS
 from tasks.dbca.atoms import K_RULES
@@ -81,7 +81,7 @@ def test_the_open_the_ui_hint_is_the_readmes_mlflow_command():
     import re
     from pathlib import Path
 
-    from flows.cli_run import mlflow_ui_command
+    from cli.run import mlflow_ui_command
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     documented = re.search(r"^MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false .*mlflow server .*$", readme, re.M).group(0)
@@ -90,3 +90,22 @@ def test_the_open_the_ui_hint_is_the_readmes_mlflow_command():
     assert program.endswith("mlflow")
     assert hint == documented.replace(".venv/bin/mlflow", program).replace("sqlite:///$PWD/runs/mlflow.db",
                                                                            "sqlite:////tmp/runs/mlflow.db")
+
+
+def test_every_loop_setting_is_an_option_of_run_and_study_with_its_help_and_choices():
+    """A loop setting is declared once (tasks/loop/config.py); both commands offer it from there."""
+    import dataclasses
+
+    from ranking.retention import POLICIES
+    from tasks.loop.config import LoopConfig
+
+    commands = dict(_commands(build_parser()))
+    for command in (("run",), ("study",)):
+        actions: dict = {}
+        for a in _options(commands[command]):  # the first option of a dest (not run's --keep-per-operator)
+            actions.setdefault(a.dest, a)
+        for f in dataclasses.fields(LoopConfig):
+            action = actions[f"loop__{f.name}"]
+            assert action.help.startswith(f.metadata["help"].split(" (")[0][:40]), (command, f.name)
+        assert actions["loop__retention"].choices == tuple(POLICIES)
+        assert "--keep" in actions["loop__keep_fraction"].option_strings

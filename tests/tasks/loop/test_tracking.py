@@ -1,8 +1,8 @@
-"""flows/tracking.py's LoopTracker on a SQLite store of its own: the parent's tags across a resume, the
+"""tasks/loop/tracking.py's LoopTracker on a SQLite store of its own: the parent's tags across a resume, the
 experiment's kind and saved runs view, the rounds' colours (no Prefect, no training)."""
 import json
 
-from flows.tracking import LoopTracker
+from tasks.loop.tracking import LoopTracker
 
 PARAMS = {"seed": 1, "rounds": 1, "solver": {"name": "gts"}, "augment": {"operators": ["op1"]}}
 

@@ -1,6 +1,6 @@
 """What a loop run's records are called and how they read in MLflow's UI: the sectioned metric names
 of a round and of an epoch, the round parameters of a child run, run names and colours, the saved
-runs view and the UI's links. Pure: no MLflow import (flows/tracking.py logs them)."""
+runs view and the UI's links. Pure: no MLflow import (tasks/loop/tracking.py logs them)."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence

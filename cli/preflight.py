@@ -1,10 +1,10 @@
-"""What a command checks before any work starts (issue #16): the data file reads and holds usable
+"""What a command checks before any work starts: the data file reads and holds usable
 problems, a split file matches the data it splits and leaves no set empty, the output can be written.
 
 Each failure is a ValueError (a DataFormatError for the data) naming the file and what is wrong, which
-flows/cli.py prints in one line; no Prefect flow run, MLflow run or run directory exists yet. The data
-are read here and again by the flow: seconds (Math23K: about 6 s of CPU) against the minutes or hours
-of work a late error would waste.
+cli/main.py prints in one line; no Prefect flow run, MLflow run or run directory exists yet. The data
+are read here and again by the flow: seconds against the minutes or hours of work a late error
+would waste.
 """
 from __future__ import annotations
 

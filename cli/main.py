@@ -1,4 +1,4 @@
-"""The ``compaug`` command line. Each sub-command lives in its own ``flows/cli_*.py`` module with a
+"""The ``compaug`` command line. Each sub-command lives in its own ``cli/*.py`` module with a
 ``register(subparsers)`` function; heavy libraries (torch, prefect, mlflow) are imported inside the
 command functions so that ``--help`` and data commands start fast."""
 from __future__ import annotations
@@ -8,11 +8,11 @@ import importlib
 import sys
 
 # Modules providing ``register(subparsers)``; a missing module is skipped so partial installs work.
-COMMAND_MODULES = ("flows.cli_data", "flows.cli_split", "flows.cli_run", "flows.cli_study")
+COMMAND_MODULES = ("cli.data", "cli.split", "cli.run", "cli.study")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
-    """A usage error is one line too (issue #16): the option, what is wrong, where the usage is.
+    """A usage error is one line too: the option, what is wrong, where the usage is.
     Sub-command parsers are of this class as well (argparse makes them of their parent's class)."""
 
     def error(self, message: str):

@@ -58,7 +58,7 @@ def tracking_client(uri: str):
 
 def prepare_experiment(client, name: str, uri: str) -> str:
     """The id of experiment ``name``, created under :func:`store_lock` when missing."""
-    from flows.tracking import ensure_experiment
+    from tasks.loop.tracking import ensure_experiment
 
     with store_lock(uri):
         return ensure_experiment(client, name, uri)

@@ -30,7 +30,7 @@ def register(subparsers) -> None:
 
 
 def describe(args: argparse.Namespace) -> int:
-    """Errors are raised for flows/cli.py to print in one line (exit status 2); a file that holds no
+    """Errors are raised for cli/main.py to print in one line (exit status 2); a file that holds no
     usable problem is described, then reported as an error."""
     from mwp.readers import load_dataset, require_problems, summary
 

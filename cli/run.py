@@ -13,40 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import typing
 from pathlib import Path
 from typing import Any
 
-from flows.cli_fields import EXPLICIT_NONE, none_or as _none_or
+from cli.fields import add_section, given_sections
 
-SECTION_SEP = "__"  # argparse dest "<section>__<field>"; section "top" is LoopParams itself
-
-
-def _add_model_options(group, model_cls, section: str, skip: tuple[str, ...] = (),
-                       only: tuple[str, ...] | None = None) -> None:
-    """One option per field of a settings model (or of the fields in ``only``): ``--field-name``, typed,
-    with its description and default."""
-    for name, info in model_cls.model_fields.items():
-        if name in skip or (only is not None and name not in only):
-            continue
-        flag = "--" + name.replace("_", "-")
-        default = info.get_default(call_default_factory=True)
-        help_text = info.description or name.replace('_', ' ')
-        if default is not None or "default" not in help_text:  # the description may say what None means
-            help_text += f" (default {default})"
-        dest = f"{section}{SECTION_SEP}{name}"
-        annotation = info.annotation
-        args = typing.get_args(annotation)
-        if annotation is bool:
-            group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=help_text)
-        elif typing.get_origin(annotation) is typing.Literal:
-            group.add_argument(flag, dest=dest, choices=args, help=help_text)
-        elif type(None) in args and default is not None:  # Optional[int] caps: 'none' lifts the cap
-            group.add_argument(flag, dest=dest, type=_none_or(args[0]), help=help_text + "; 'none' for no limit")
-        elif type(None) in args:  # None is the default: nothing to spell out
-            group.add_argument(flag, dest=dest, type=args[0], help=help_text)
-        else:
-            group.add_argument(flag, dest=dest, type=annotation, help=help_text)
+TOP = "top"  # the section of LoopParams' own fields
 
 
 def _key_value(text: str) -> tuple[str, Any]:
@@ -60,32 +32,24 @@ def _key_value(text: str) -> tuple[str, Any]:
 
 
 def register(subparsers) -> None:
-    from flows.params import WHERE_SCORED, AugmentSettings, LoopParams, TrainSettings
-    from mwp.readers import FORMATS
-    from ranking.retention import POLICIES
-    from ranking.scores import SCORES
-    from solvers.registry import SOLVERS
+    from flows.params import QUICK_RUN, WHERE_SCORED, AugmentSettings, DataSource, LoopParams, LoopSettings, SolverSettings, \
+        TrainSettings
     from tasks.augment.registry import OPERATORS
 
     p = subparsers.add_parser("run", help="run the augmentation loop (Algorithm 1 of paper 003)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     data = p.add_argument_group("data")
-    data.add_argument("--format", dest="data__format", choices=FORMATS,
-                      help="data format (default: the built-in corpus); 'problems' reads compaug's own records, "
-                           "e.g. the folder `compaug sd` wrote, with --split FOLDER/split.json")
+    add_section(data, DataSource, "data", only=("format", "builtin_size", "limit"), format={
+        "help": "data format (default: the built-in corpus); 'problems' reads compaug's own records, e.g. the "
+                "folder `compaug sd` wrote, with --split FOLDER/split.json"},
+        builtin_size={"help": "problems in the built-in corpus (default 3000; 600 for the quick run)"})
     data.add_argument("path", nargs="?", help="data file for --format")
-    data.add_argument("--builtin-size", dest="data__builtin_size", type=int,
-                      help="problems in the built-in corpus (default 3000; 600 for the quick run)")
-    data.add_argument("--limit", dest="data__limit", type=int, help="use only the first N usable problems")
-    data.add_argument("--split", dest="top__split_file", help="split file written by `compaug split` or `compaug sd`")
-    for name in ("test_fraction", "valid_fraction", "iid_holdout_fraction"):
-        info = LoopParams.model_fields[name]
-        data.add_argument("--" + name.replace("_", "-"), dest=f"top__{name}", type=float,
-                          help=f"{info.description} (default {info.default})")
+    add_section(data, LoopParams, TOP, only=("split_file", "test_fraction", "valid_fraction", "iid_holdout_fraction"),
+                flags={"split_file": ("--split",)},
+                split_file={"help": "split file written by `compaug split` or `compaug sd`"})
 
     solver = p.add_argument_group("solver")
-    solver.add_argument("--solver", dest="solver__name", choices=SOLVERS, help="the solver (default gts)")
-    solver.add_argument("--device", dest="solver__device", help="auto (default), cpu, cuda or cuda:N")
+    add_section(solver, SolverSettings, "solver", skip=("model",), flags={"name": ("--solver",)})
     solver.add_argument("--model", dest="model_options", type=_key_value, action="append", default=[],
                         metavar="KEY=VALUE", help="a field of the solver's config, e.g. --model dropout=0.3 "
                         "--model n_layers=1 --model min_count=1 (repeatable; unknown fields are refused)")
@@ -93,44 +57,25 @@ def register(subparsers) -> None:
     solver.add_argument("--embedding", type=int, help="the solver's embedding_size (128; 64 for the quick run)")
     solver.add_argument("--pretrained", help="the solver's pretrained_path: a local folder of weights (bert-gts, gpt2)")
 
-    _add_model_options(p.add_argument_group("training (each round)"), TrainSettings, "train")
+    add_section(p.add_argument_group("training (each round)"), TrainSettings, "train")
     augment = p.add_argument_group("augmentation")
     augment.add_argument("--operators", help=f"comma-separated operators (default geca_op1,geca_op2); known: "
                                              f"{', '.join(OPERATORS)}")
-    augment.add_argument("--max-per-round", dest="augment__per_round_cap", type=_none_or(int),
-                         help="the same as --per-round-cap")
-    _add_model_options(augment, AugmentSettings, "augment", skip=("operators",))
+    add_section(augment, AugmentSettings, "augment", skip=("operators",),
+                flags={"per_round_cap": ("--per-round-cap", "--max-per-round")})
 
     loop = p.add_argument_group("loop")
-    loop.add_argument("--rounds", dest="top__rounds", type=int, help="T, augmentation rounds (default 7; 3 for the quick run)")
-    loop.add_argument("--keep", dest="top__keep_fraction", type=float, help="fraction of verified candidates kept per round (default 0.2)")
-    loop.add_argument("--retention", dest="top__retention", choices=tuple(POLICIES),
-                      help="retention policy (default top-fraction: the top --keep of all verified candidates; "
-                           "per-origin: as many, at most one per original problem a round)")
-    loop.add_argument("--keep-per-operator", dest="top__retention", action="store_const", const="per-operator",
+    add_section(loop, LoopSettings, "loop", flags={"keep_fraction": ("--keep", "--keep-fraction")},
+                rounds={"help": f"{LoopSettings.model_fields['rounds'].description} (default "
+                                f"{LoopSettings.model_fields['rounds'].default}; {QUICK_RUN['loop']['rounds']} for the "
+                                "quick run)"})
+    loop.add_argument("--keep-per-operator", dest="loop__retention", action="store_const", const="per-operator",
                       help="keep the top --keep of each operator's candidates (--retention per-operator)")
-    loop.add_argument("--score", dest="top__score", choices=tuple(SCORES), help="candidate score (default confidence)")
-    loop.add_argument("--warm-start", dest="top__warm_start", action="store_true", default=None,
-                      help="the fast mode: rounds 1..T continue from the previous round's weights instead of "
-                           "retraining from scratch (the paper's way and the default; measured in docs/loop.md)")
-    loop.add_argument("--warm-start-epochs", dest="top__warm_start_epochs", type=int,
-                      help="with --warm-start: epochs of rounds 1..T (default: --epochs; a quarter of --epochs "
-                           "is what docs/loop.md measured)")
-    loop.add_argument("--augment-rounds", dest="top__augment_rounds", action=argparse.BooleanOptionalAction,
-                      default=None, help="--no-augment-rounds: rounds 1..T add nothing and only train again on the "
-                                         "original pool (with --warm-start, the control of the fast mode's extra "
-                                         "training; default: augment)")
-    loop.add_argument("--seed", dest="top__seed", type=int, help="default 0")
-    loop.add_argument("--out", dest="top__out_dir", help="output directory (default ./runs)")
-    loop.add_argument("--experiment", dest="top__experiment", help="MLflow experiment (default compaug-<format>)")
-    loop.add_argument("--tracking-uri", dest="top__tracking_uri", help="MLflow tracking URI (default: SQLite in the output directory)")
-    _add_model_options(p.add_argument_group("scoring on Dask workers (the same scores)"), LoopParams, "top",
-                       only=WHERE_SCORED)
+    add_section(loop, LoopParams, TOP, only=("seed", "out_dir", "experiment", "tracking_uri"),
+                flags={"out_dir": ("--out",)})
+    add_section(p.add_argument_group("scoring on Dask workers (the same scores)"), LoopParams, TOP, only=WHERE_SCORED)
     p.add_argument("--params", help="JSON file of LoopParams (options given on the command line override it)")
     p.add_argument("--json", action="store_true", help="print the final summary as JSON")
-    for action in p._actions:  # show "--epochs EPOCHS", not the internal dest "TRAIN__EPOCHS"
-        if SECTION_SEP in action.dest and action.metavar is None and action.choices is None and action.nargs != 0:
-            action.metavar = action.dest.split(SECTION_SEP)[1].upper()
     p.set_defaults(handler=run_command)
 
 
@@ -142,18 +87,17 @@ def _merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
 
 
 def params_from_args(args: argparse.Namespace):
-    from flows.params import QUICK_RUN, LoopParams
+    from flows.params import QUICK_RUN, LoopParams, lift_legacy_loop_keys
 
-    from flows.preflight import read_params_file
+    from cli.preflight import read_params_file
 
-    base: dict[str, Any] = read_params_file(args.params) if args.params else {}
+    base: dict[str, Any] = lift_legacy_loop_keys(read_params_file(args.params)) if args.params else {}
     quick = args.data__format in (None, "builtin") and not args.path and not args.params
     values = _merge(QUICK_RUN, base) if quick else base
-    given: dict[str, Any] = {"data": {}, "solver": {"model": {}}, "train": {}, "augment": {}}
-    for dest, value in vars(args).items():
-        section, sep, name = dest.partition(SECTION_SEP)
-        if sep and value is not None:
-            (given if section == "top" else given[section])[name] = None if value == EXPLICIT_NONE else value
+    sections = given_sections(args)
+    given: dict[str, Any] = {**sections.pop(TOP, {}), **sections}
+    given.setdefault("data", {})
+    given.setdefault("solver", {}).setdefault("model", {})
     if args.path:
         given["data"]["path"] = args.path
         if not args.data__format and "format" not in values.get("data", {}):
@@ -165,7 +109,7 @@ def params_from_args(args: argparse.Namespace):
         if value is not None:
             model[key] = value
     if args.operators:
-        given["augment"]["operators"] = [o.strip() for o in args.operators.split(",") if o.strip()]
+        given.setdefault("augment", {})["operators"] = [o.strip() for o in args.operators.split(",") if o.strip()]
     return LoopParams.model_validate(_merge(values, given))
 
 
@@ -211,7 +155,7 @@ def format_summary(result: dict[str, Any]) -> str:
         lines.append(f"  open the UI : {mlflow_ui_command(tracking)}")
     server = "http://127.0.0.1:5000" if tracking.startswith("sqlite:") else tracking
     if tracking.startswith(("sqlite:", "http://", "https://")) and result.get("mlflow_experiment_id"):
-        from flows.tracking_names import ui_urls
+        from tasks.loop.tracking_names import ui_urls
 
         runs, parent = ui_urls(server, result["mlflow_experiment_id"], result["mlflow_run_id"])
         lines += [f"  runs table  : {runs}", f"  parent run  : {parent}"]
@@ -226,7 +170,7 @@ def result_json(result: dict[str, Any]) -> str:
 
 def _writable(directory: Path) -> None:
     """Checked before any run directory or MLflow run exists: the output directory can be written."""
-    from flows.preflight import check_output_folder
+    from cli.preflight import check_output_folder
 
     check_output_folder(directory)
     try:
@@ -246,21 +190,21 @@ def run_command(args: argparse.Namespace) -> int:
         from tasks.loop.sharding import check_scheduler
 
         check_scheduler(params.score_dask_address)  # before any training: one clear line when it is not there
-    from flows.preflight import check_loop_data
+    from cli.preflight import check_loop_data
 
     check_loop_data(params)  # the data and split file make every set, before any run directory exists
     _writable(params.out_dir)
-    from flows.tracking import check_tracking
+    from tasks.loop.tracking import check_tracking
 
     check_tracking(params.tracking())  # seconds, not minutes of MLflow's retries after round 0 has trained
-    from flows.startup import claim_run
+    from tasks.loop.startup import claim_run
 
     held = claim_run(params)  # run directory in use, data changed: one line before any flow run or MLflow change
     try:
         from flows.augment_loop import augment_loop
 
-        print(f"compaug run: {params.data.format} data, solver {params.solver.name}, {params.rounds} rounds, "
-              f"keep {params.keep_fraction:.0%}; run directory {params.run_dir()}", flush=True)
+        print(f"compaug run: {params.data.format} data, solver {params.solver.name}, {params.loop.rounds} rounds, "
+              f"keep {params.loop.keep_fraction:.0%}; run directory {params.run_dir()}", flush=True)
         from flows.signals import run_stoppable
 
         result = run_stoppable("run", f"run directory {params.run_dir()} can be resumed by running the same command",

@@ -1,11 +1,11 @@
-"""The MLflow names, parameters and view of flows/tracking_names.py and the accuracy figure of
-flows/tracking.py, on hand-made rounds."""
+"""The MLflow names, parameters and view of tasks/loop/tracking_names.py and the accuracy figure of
+tasks/loop/tracking.py, on hand-made rounds."""
 import json
 
 import pytest
 
-from flows.tracking import accuracy_figure
-from flows.tracking_names import (child_run_name, epoch_metrics, loop_run_name, round_metrics, round_params, runs_view,
+from tasks.loop.tracking import accuracy_figure
+from tasks.loop.tracking_names import (child_run_name, epoch_metrics, loop_run_name, round_metrics, round_params, runs_view,
                                   ui_urls)
 from solvers.base import EpochStats
 from tasks.loop.record import Generation, RoundRecord, SetMetrics
@@ -101,7 +101,7 @@ def test_the_accuracy_figure_names_every_set_and_draws_counts_on_a_second_axis(d
 
 
 def test_the_run_summary_prints_the_runs_table_and_parent_run_links():
-    from flows.cli_run import format_summary
+    from cli.run import format_summary
 
     result = {"rounds": [_round(0)], "run_dir": "runs/x", "final_checkpoint": "runs/x/round_00/checkpoint",
               "experiment": "compaug-builtin", "mlflow_run_id": "abc", "mlflow_experiment_id": "3",

@@ -2,7 +2,7 @@
 most one epoch line per interval; a terminal gets a bar of rounds with the ETA."""
 import io
 
-from flows.progress import LoopProgress, duration
+from tasks.loop.progress import LoopProgress, duration
 from solvers.base import EpochStats
 
 

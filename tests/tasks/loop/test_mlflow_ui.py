@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.flows.mlflow_ui import chromium, mlflow_server, page_dom, pages, write_store
+from tests.tasks.loop.mlflow_ui import chromium, mlflow_server, page_dom, pages, write_store
 
 # CI (.ci/run) sets COMPAUG_REQUIRE_BROWSER=1: there a missing browser fails the tests instead of skipping them.
 pytestmark = pytest.mark.skipif(chromium() is None and not os.environ.get("COMPAUG_REQUIRE_BROWSER"),

@@ -9,40 +9,48 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
-    from tasks.study.grid import ARMS
+    from cli.fields import add_section
+    from flows.params import LoopSettings, TrainSettings
+    from flows.study_params import StudyParams
 
     p = subparsers.add_parser("study", help="controlled multi-seed study of the loop (paper 003 Tables 1, 4, 5)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--params", type=Path, help="JSON file of StudyParams (splits, solvers, train, augment, ...)")
-    p.add_argument("--name", help="study name: its directory under --out and its MLflow experiment")
-    p.add_argument("--arms", nargs="+", choices=tuple(ARMS), help="arms (default control loop)")
-    p.add_argument("--seeds", nargs="+", type=int, help="seeds (default 0 1 2)")
-    p.add_argument("--rounds", type=int, help="T of the loop arms (default 3)")
-    p.add_argument("--epochs", type=int, help="epochs of every training (default 80)")
-    p.add_argument("--out", type=Path, help="studies directory (default runs/studies)")
-    p.add_argument("--workers", type=int, help="cells in parallel on a local Dask cluster (default 1: one after another)")
-    p.add_argument("--dask-address", help="run the cells on an existing Dask scheduler, tcp://HOST:PORT")
-    p.add_argument("--torch-threads", type=int, help="torch threads of each cell (default: cores / workers)")
+    add_section(p, StudyParams, TOP, only=("name", "arms", "seeds", "out_dir", "workers", "dask_address",
+                                           "torch_threads"), flags={"out_dir": ("--out",)},
+                arms={"help": "arms, each a record of tasks/study/arms.py (default control loop)", "metavar": "ARM"})
+    add_section(p.add_argument_group("loop (every arm; each arm's record changes some)"), LoopSettings, "loop",
+                flags={"keep_fraction": ("--keep", "--keep-fraction")})
+    add_section(p.add_argument_group("training (every training of every cell)"), TrainSettings, "train")
     p.add_argument("--dry-run", action="store_true", help="print the grid and an estimated wall time, run nothing")
     p.add_argument("--report-only", action="store_true",
                    help="write the report of the cells finished so far (no training), e.g. between sittings")
     p.set_defaults(handler=run_study)
 
 
+TOP = "top"  # the section of StudyParams' own fields
+
+
+def study_params(args: argparse.Namespace):
+    """The study's parameters: the --params file, with the options given on the command line over it."""
+    from cli.fields import given_sections
+    from flows.params import lift_legacy_loop_keys
+    from cli.preflight import read_params_file
+    from flows.study_params import StudyParams
+
+    values = lift_legacy_loop_keys(read_params_file(args.params)) if args.params else {}
+    sections = given_sections(args)
+    for key, value in sections.pop(TOP, {}).items():
+        values[key] = str(value) if isinstance(value, Path) else value
+    for section, given in sections.items():
+        values[section] = {**values.get(section, {}), **given}
+    return StudyParams.model_validate(values)  # errors: one line from cli/main.py
+
+
 def run_study(args: argparse.Namespace) -> int:
-    from flows.study import StudyParams, estimate, report_finished_cells, study_flow
+    from flows.study import estimate, report_finished_cells, study_flow
 
-    from flows.preflight import read_params_file
-
-    values = read_params_file(args.params) if args.params else {}
-    for key, value in (("name", args.name), ("arms", args.arms), ("seeds", args.seeds), ("rounds", args.rounds),
-                       ("out_dir", args.out), ("workers", args.workers), ("dask_address", args.dask_address),
-                       ("torch_threads", args.torch_threads)):
-        if value is not None:
-            values[key] = str(value) if isinstance(value, Path) else value
-    if args.epochs is not None:
-        values["train"] = {**values.get("train", {}), "epochs": args.epochs}
-    params = StudyParams.model_validate(values)  # errors: one line from flows/cli.py
+    params = study_params(args)
     if not args.report_only:
         _check_cells(params)
     if params.dask_address:
@@ -57,7 +65,7 @@ def run_study(args: argparse.Namespace) -> int:
         print(f"report: {summary['report']}\ncells pending: {len(summary['pending'])} of {summary['cells']}, "
               f"failed: {summary['failed'] or 'none'}")
         return 0
-    from flows.tracking import check_tracking
+    from tasks.loop.tracking import check_tracking
 
     check_tracking(params.tracking())
     from flows.signals import run_stoppable
@@ -72,7 +80,7 @@ def run_study(args: argparse.Namespace) -> int:
 def _check_cells(params) -> None:
     """Before any training: every cell's loop parameters validate, and each split's data and split
     file make every set (each data file read once)."""
-    from flows.preflight import check_loop_data
+    from cli.preflight import check_loop_data
 
     cells = params.cells()
     loops = {cell.key: params.loop_params(cell) for cell in cells}

@@ -1,11 +1,11 @@
 """A tiny loop run's MLflow store, an ``mlflow server`` on it and headless Chromium pages of its UI.
 
-Used by tests/flows/test_mlflow_ui.py and, run as a script, to make the screenshots in docs/img/
+Used by tests/tasks/loop/test_mlflow_ui.py and, run as a script, to make the screenshots in docs/img/
 (the runs table, a round's child run, the parent's charts):
 
-    PYTHONPATH=. .venv/bin/python tests/flows/mlflow_ui.py docs/img
+    PYTHONPATH=. .venv/bin/python tests/tasks/loop/mlflow_ui.py docs/img
 
-The store is written by the real ``LoopTracker`` (flows/tracking.py) from three hand-made rounds
+The store is written by the real ``LoopTracker`` (tasks/loop/tracking.py) from three hand-made rounds
 (round 0 and two augmentation rounds, two operators, a validation and two test sets, three epochs a
 round), so its numbers are made up but every name, step, parameter and artifact is what a run logs.
 """
@@ -21,8 +21,8 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-from flows.tracking import LoopTracker
-from flows.tracking_names import loop_run_name, ui_urls
+from tasks.loop.tracking import LoopTracker
+from tasks.loop.tracking_names import loop_run_name, ui_urls
 from solvers.base import EpochStats
 from tasks.loop.record import Generation, RoundRecord, SetMetrics
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from flows.cli_fields import add_field, given
+from cli.fields import add_field, given
 from mwp.readers import FORMATS
 from tasks.dbca.atoms import K_RULES
 from tasks.dbca.splitter import SPLIT_METHODS
@@ -62,7 +62,7 @@ def run_split(args) -> int:
     from flows.split import SplitParams, split_flow
 
     params = SplitParams.model_validate(given(args, SplitParams))
-    from flows.preflight import check_output_file, check_split_size, usable_problems
+    from cli.preflight import check_output_file, check_split_size, usable_problems
 
     check_output_file(params.out)
     problems = usable_problems(params.format, params.path) if params.format != "builtin" else None
@@ -79,7 +79,7 @@ def run_split(args) -> int:
 def run_sd(args) -> int:
     from flows.split import SDParams, sd_flow
 
-    from flows.preflight import check_output_folder, check_sd_seeds, usable_problems
+    from cli.preflight import check_output_folder, check_sd_seeds, usable_problems
 
     params = SDParams.model_validate(given(args, SDParams))
     check_output_folder(params.out)

@@ -153,8 +153,12 @@ def format_summary(result: dict[str, Any]) -> str:
     ]
     if tracking.startswith("sqlite:"):
         lines.append(f"  open the UI : {mlflow_ui_command(tracking)}")
-    elif tracking.startswith(("http://", "https://")):
-        lines.append(f"  open the UI : {tracking}")
+    server = "http://127.0.0.1:5000" if tracking.startswith("sqlite:") else tracking
+    if tracking.startswith(("sqlite:", "http://", "https://")) and result.get("mlflow_experiment_id"):
+        from tasks.loop.tracking_names import ui_urls
+
+        runs, parent = ui_urls(server, result["mlflow_experiment_id"], result["mlflow_run_id"])
+        lines += [f"  runs table  : {runs}", f"  parent run  : {parent}"]
     lines.append(f"Prefect       : flow run {result.get('flow_run_id')} (artifacts 'compaug-...-rounds'; "
                  "`prefect server start` to browse a server's records)")
     return "\n".join(lines)

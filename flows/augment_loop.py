@@ -24,6 +24,7 @@ from flows.params import LoopParams
 from tasks.loop.progress import LoopProgress
 from flows.signals import crash_abandoned, is_stop, remember_crash
 from tasks.loop.tracking import LoopTracker
+from tasks.loop.tracking_names import loop_run_name
 from solvers.base import EpochStats
 from tasks.loop import rundir, steps
 from tasks.loop.config import RunConfigs
@@ -172,7 +173,7 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
         check_unchanged(run_dir / "data", source_fingerprint(params.data.spec(), params.split_file))
     rundir.write_json_atomic(run_dir / "params.json", params.model_dump(mode="json"))
     tracker = LoopTracker.open(params.tracking(), params.experiment_name(), run_dir, params.flat_dump(),
-                               _flow_run_id(), run_name=run_dir.name)
+                               _flow_run_id(), run_name=loop_run_name(params.flat_dump(), params.fingerprint()))
     crash_abandoned(tracker.client, tracker.parent_run_id, _flow_run_id(), logger)  # Running after kill -9
     try:
         data = params.data.spec()
@@ -205,4 +206,5 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
     tracker.finish("FINISHED")
     return {"run_dir": run_dir, "rounds": records, "data": report, "tracking_uri": params.tracking(),
             "experiment": params.experiment_name(), "mlflow_run_id": tracker.parent_run_id,
+            "mlflow_experiment_id": tracker.experiment_id,
             "final_checkpoint": final_checkpoint, "flow_run_id": _flow_run_id()}

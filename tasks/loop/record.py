@@ -82,6 +82,17 @@ class RoundRecord:
         return {k: float(v) for k, v in out.items() if v is not None}
 
 
+# What each evaluated set is, for figure legends and axis labels (tasks/loop/datasets.py makes them).
+SET_LABELS = {"valid": "validation (selects the epoch)", "iid": "I.I.D. test (random split)",
+              "iid_holdout": "I.I.D. holdout (split file's train side)", "comdiv": "compositional test (DBCA split)",
+              "sd": "compositional test (SD split)"}
+
+
+def set_label(name: str) -> str:
+    """``name`` and what it is, e.g. ``iid: I.I.D. test (random split)``; an unknown set keeps its name."""
+    return f"{name}: {SET_LABELS[name]}" if name in SET_LABELS else name
+
+
 def table_row(record: RoundRecord, test_sets: list[str], operators: Sequence[str] = (),
               held_out: Sequence[str] = ()) -> dict[str, Any]:
     """One row of the all-rounds table: fixed columns (None where a round has no value, e.g. round 0's

@@ -4,19 +4,21 @@ Everything goes through ``MlflowClient`` with explicit run ids, so parent and ch
 depend on which run happens to be "active". The ids live in ``run_dir/mlflow.json`` so that a
 resumed run keeps adding rounds to the same parent and a retried round reuses its child.
 
-Two kinds of metric, never under one key (one key, one step axis):
-
-- round metrics, the names of ``RoundRecord.metrics()`` (``pool_size``, ``kept``, ``valid_answer_acc``,
-  ``<set>_answer_acc``, ``train_seconds``, ...), step = round, on the parent and on the round's child;
-- epoch metrics, ``epoch/<name>`` (``epoch/train_loss``, ``epoch/train_seconds``,
-  ``epoch/valid_answer_acc``, ``epoch/valid_equation_acc``, ``epoch/lr``), step = epoch, on the round's
-  child only, logged when the epoch ends (the trainer's ``on_epoch``), not when the round does.
+Metric names carry a section prefix, so the MLflow UI groups its charts (tasks/loop/tracking_names.py):
+``acc/`` (answer accuracy of validation and every test set: the headline), ``pool/``, ``kept/``,
+``verify/``, ``reject/``, ``score/``, ``eval/`` (equation accuracy, invalid rate, relative gap),
+``time/``; step = round, on the parent only. A round's child holds the per-epoch curves
+``epoch/<name>`` (step = epoch, logged as each epoch ends, from the trainer's ``on_epoch``), its
+answer accuracies ``acc/<set>`` (so the runs table has an accuracy per round) and, as parameters, what
+differs between rounds (``round``, ``pool_size``, ``kept``, ``kept.<operator>``, ``best_epoch``), so
+children compare. ``round_NN/metrics.json`` on disk keeps the ``RoundRecord`` (docs/loop.md maps the
+earlier flat MLflow names to these).
 
 Every round, round 0 included, has a child created when the round starts and ended when it ends
 (FINISHED, or FAILED/KILLED when the round raised), so the child's duration is the round's wall
 time. A retried round (a re-run after a failure) reopens the same child, counts the attempt in the
-tag ``compaug.attempts`` and logs its epochs again: MLflow keeps both points at each epoch step
-(the later ones are the retry's; ``round_NN/epochs.json`` holds only the retry's).
+tag ``compaug.attempts`` and logs each (metric, step) the run does not hold yet: the first value logged
+stays (``round_NN/epochs.json`` holds the retry's).
 """
 from __future__ import annotations
 
@@ -25,21 +27,24 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from tasks.loop.tracking_names import (EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT, PARENT_COLOR, ROUND_COLORS, RUN_COLOR_TAG,
+                                  VIEW_TAG, accuracy_metrics, child_run_name, epoch_metrics, round_metrics,
+                                  round_params, runs_view)
 from mwp.durable import write_json_durable
 from solvers.base import EpochStats
 from tasks.loop.record import RoundRecord
 
 PARENT_TAG = "mlflow.parentRunId"
-EPOCH_PREFIX = "epoch/"
-# EpochStats field -> epoch metric name (the key says what was timed: the training pass alone)
-EPOCH_METRICS = {"train_loss": "train_loss", "seconds": "train_seconds", "valid_answer_acc": "valid_answer_acc",
-                 "valid_equation_acc": "valid_equation_acc", "lr": "lr"}
 
 
-def epoch_metrics(stats: EpochStats) -> dict[str, float]:
-    """One epoch's numbers under their ``epoch/`` keys; an epoch without validation has no accuracies."""
-    values = {EPOCH_PREFIX + name: getattr(stats, field) for field, name in EPOCH_METRICS.items()}
-    return {key: float(value) for key, value in values.items() if value is not None}
+def save_runs_view(client, experiment_id: str, operators: Sequence[str]) -> None:
+    """Write (or widen) the experiment's saved runs view; a view that cannot be read is replaced."""
+    tags = client.get_experiment(experiment_id).tags
+    try:
+        earlier = json.loads(tags.get(VIEW_TAG, "{}"))
+    except ValueError:
+        earlier = {}
+    client.set_experiment_tag(experiment_id, VIEW_TAG, json.dumps(runs_view(operators, earlier)))
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
@@ -59,13 +64,20 @@ def local_artifact_root(tracking_uri: str) -> str | None:
 
 
 def ensure_experiment(client, name: str, tracking_uri: str) -> str:
-    """The id of experiment ``name``, created (with a local artifact root) when missing."""
+    """The id of experiment ``name``, created (with a local artifact root) when missing, tagged as model
+    development."""
     exp = client.get_experiment_by_name(name)
-    if exp is not None:
-        return exp.experiment_id
-    return client.create_experiment(name, artifact_location=local_artifact_root(tracking_uri))
+    if exp is None:
+        return client.create_experiment(name, artifact_location=local_artifact_root(tracking_uri),
+                                        tags={EXPERIMENT_KIND_TAG: MODEL_DEVELOPMENT})
+    if EXPERIMENT_KIND_TAG not in exp.tags:  # an experiment made before the tag existed
+        client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT)
+    return exp.experiment_id
 
 
+# Every flow run of a resumed run directory, oldest first (flows/signals.py crashes the abandoned ones);
+# set once a second flow run resumes it, so a run of one flow run shows only ``prefect.flow_run_id``.
+FLOW_RUNS_TAG = "prefect.flow_run_ids"
 REACHABLE_TIMEOUT_S = 5  # one bounded try: MLflow's own client retries an unreachable server for minutes
 
 
@@ -120,37 +132,54 @@ def _postgres_unreachable(dsn: str, timeout: float) -> str | None:
 
 
 def accuracy_figure(records: Sequence[RoundRecord]):
-    """Answer accuracy of every evaluated set by round (and the pool's compound divergence to the
-    compositional test set, when measured), as a matplotlib figure."""
+    """Answer accuracy by round of validation and of every test set, each named and said what it is
+    (and the pool's compound divergence to the compositional test set, when measured), with the pool
+    size and the problems kept in the round on a second axis, as a matplotlib figure."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    names = sorted({name for r in records for name in r.tests})
-    for name in names:
+    from tasks.loop.record import set_label
+
+    fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    counts = ax.twinx()
+    rounds = [r.round for r in records]
+    counts.bar(rounds, [r.pool_size for r in records], width=0.6, color="0.85", label="pool size (right axis)")
+    counts.bar(rounds, [r.generation.kept if r.generation else 0 for r in records], width=0.3, color="0.55",
+               label="kept this round (right axis)")
+    counts.set_ylabel("problems (pool, kept)")
+    ax.set_zorder(counts.get_zorder() + 1)  # lines over the bars
+    ax.patch.set_visible(False)
+    valid = [(r.round, r.valid_answer_acc) for r in records if r.valid_answer_acc is not None]
+    if valid:
+        ax.plot(*zip(*valid), marker="s", linestyle=":", color="black", label=set_label("valid"))
+    for name in sorted({name for r in records for name in r.tests}):
         pts = [(r.round, r.tests[name].answer_acc) for r in records if name in r.tests]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+        ax.plot(*zip(*pts), marker="o", label=set_label(name))
     divergence = [(r.round, r.compound_divergence) for r in records if r.compound_divergence is not None]
     if divergence:
-        ax.plot([p[0] for p in divergence], [p[1] for p in divergence], linestyle="--", marker="x", color="gray",
-                label="DBCA^c pool -> test")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("round")
-    ax.set_ylabel("answer accuracy / divergence")
+        ax.plot(*zip(*divergence), linestyle="--", marker="x", color="gray", label="DBCA^c divergence, pool -> test")
+    for axis in (ax, counts):
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("round (0: before augmentation)")
+    ax.set_ylabel("answer accuracy" + (" / compound divergence" if divergence else ""))
+    ax.set_ylim(0, 1.02)  # the whole scale: a change of 0.01 looks like one
     ax.set_title("Answer accuracy by round")
     ax.grid(alpha=0.3)
-    if names or divergence:
-        ax.legend(fontsize="small")
+    handles = [h for a in (ax, counts) for h in a.get_legend_handles_labels()[0]]
+    if handles:
+        ax.legend(handles=handles, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()
     return fig
 
 
 class LoopTracker:
-    def __init__(self, client, experiment_id: str, parent_run_id: str, state_path: Path, state: dict):
+    def __init__(self, client, experiment_id: str, parent_run_id: str, state_path: Path, state: dict,
+                 operators: Sequence[str] = ()):
         self.client = client
+        self.operators = tuple(operators)  # round 0's per-operator counts are 0 under these names
         self.experiment_id = experiment_id
         self.parent_run_id = parent_run_id
         self.state_path = state_path
@@ -171,10 +200,12 @@ class LoopTracker:
         parent = state.get("parent_run_id") if state.get("tracking_uri") == tracking_uri else None
         if parent:
             client.update_run(parent, status="RUNNING")
-            previous = client.get_run(parent).data.tags.get("prefect.flow_run_ids", "")
-            client.set_tag(parent, "prefect.flow_run_ids", ",".join(filter(None, [previous, flow_run_id or ""])))
+            tags = client.get_run(parent).data.tags
+            ids = [i for i in tags.get(FLOW_RUNS_TAG, tags.get("prefect.flow_run_id", "")).split(",") if i]
+            if flow_run_id and flow_run_id not in ids:
+                client.set_tag(parent, FLOW_RUNS_TAG, ",".join([*ids, flow_run_id]))
         else:
-            tags = {"prefect.flow_run_ids": flow_run_id or "", "compaug.run_dir": str(run_dir)}
+            tags = {"compaug.run_dir": str(run_dir.resolve()), RUN_COLOR_TAG: PARENT_COLOR}
             if params.get("mlflow_parent_run_id"):  # a study's cell: nested under the study's run
                 tags[PARENT_TAG] = params["mlflow_parent_run_id"]
             run = client.create_run(experiment_id, run_name=run_name, tags=tags)
@@ -189,7 +220,9 @@ class LoopTracker:
             client.set_tag(parent, "prefect.flow_run_id", flow_run_id)
         # Parameters are logged once; a continued run may ask for more rounds than it started with.
         client.set_tag(parent, "compaug.rounds_requested", str(params.get("rounds")))
-        tracker = cls(client, experiment_id, parent, state_path, state)
+        operators = (params.get("augment") or {}).get("operators") or []
+        save_runs_view(client, experiment_id, operators)
+        tracker = cls(client, experiment_id, parent, state_path, state, operators)
         if state.get("children"):  # a continued run: its parent already holds metrics
             tracker.logged[parent] = logged_steps(client, parent)
         tracker._save()
@@ -213,9 +246,11 @@ class LoopTracker:
             self.client.set_tag(child, "compaug.attempts", str(attempts))
             self.logged[child] = logged_steps(self.client, child)
             return child
-        run = self.client.create_run(self.experiment_id, run_name=f"round-{round_index}",
+        parent_name = self.client.get_run(self.parent_run_id).info.run_name
+        run = self.client.create_run(self.experiment_id, run_name=child_run_name(parent_name, round_index),
                                      tags={PARENT_TAG: self.parent_run_id, "compaug.round": key,
-                                           "compaug.attempts": "1", "prefect.flow_run_id": flow_run_id or ""})
+                                           "compaug.attempts": "1", "prefect.flow_run_id": flow_run_id or "",
+                                           RUN_COLOR_TAG: ROUND_COLORS[round_index % len(ROUND_COLORS)]})
         self.state["children"][key] = run.info.run_id
         self._save()
         return run.info.run_id
@@ -227,19 +262,31 @@ class LoopTracker:
             self._log_metric(child, key, value, stats.epoch)
 
     def log_round(self, record: RoundRecord, kept_sample: list[dict] | None) -> None:
-        """The round's numbers on the parent and on its child, step = round; its record (and, for
-        rounds 1..T, a sample of the kept problems) as artifacts of the child."""
+        """The round's sectioned metrics on the parent (step = round); on its child, the answer
+        accuracies (step = round), what differs between rounds as parameters, and ``metrics.json``
+        (the record) and ``kept_sample.json`` (empty where the round kept nothing) at the same path
+        in every child, so children compare."""
         round_index = record.round
         child = self.state["children"][str(round_index)]
-        for key, value in record.metrics().items():
-            if value == value:  # NaN is not a metric
-                self._log_metric(self.parent_run_id, key, value, round_index)
-                self._log_metric(child, key, value, round_index)
-        self.client.log_dict(child, record.to_dict(), f"round_{round_index:02d}/metrics.json")
+        for key, value in round_metrics(record, self.operators).items():
+            self._log_metric(self.parent_run_id, key, value, round_index)
+        for key, value in accuracy_metrics(record).items():
+            self._log_metric(child, key, value, round_index)
+        self._log_params_once(child, round_params(record, self.operators))
+        self.client.log_dict(child, record.to_dict(), "metrics.json")
         if record.precision is not None:
             self.client.set_tag(child, "compaug.precision", record.precision)
-        if kept_sample is not None:
-            self.client.log_dict(child, {"kept_sample": kept_sample}, f"round_{round_index:02d}/kept_sample.json")
+        self.client.log_dict(child, {"kept_sample": kept_sample or []}, "kept_sample.json")
+
+    def _log_params_once(self, run_id: str, params: Mapping[str, str]) -> None:
+        """Parameters are write-once in MLflow: a retried round logs the ones it has not, and a value
+        that differs from its first try goes to the tag ``compaug.retry.<key>`` instead."""
+        logged = self.client.get_run(run_id).data.params
+        for key, value in params.items():
+            if key not in logged:
+                self.client.log_param(run_id, key, value)
+            elif logged[key] != value:
+                self.client.set_tag(run_id, f"compaug.retry.{key}", value)
 
     def end_round(self, round_index: int, status: str = "FINISHED") -> None:
         self.client.set_terminated(self.state["children"][str(round_index)], status)

@@ -1,6 +1,7 @@
-"""The study's figures (matplotlib, Agg): Figure 6b (accuracy and training seconds by round), Figure 6a
-(accuracy against compound divergence over splits), and the validation curves of the arms that
-train once (the control). Which arms those are is each arm's record (tasks/study/arms.py)."""
+"""The study's figures (matplotlib, Agg): Figure 6b (accuracy of every set, pool and kept counts and
+training seconds by round), Figure 6a (accuracy against compound divergence over splits), and the
+validation curves of the arms that train once (the control). Which arms those are is each arm's record
+(tasks/study/arms.py)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -21,32 +22,53 @@ def _plt():
     return plt
 
 
-def accuracy_by_round(study):
-    """Mean answer accuracy (main test set) and training seconds by round, arms with rounds, per split."""
-    from tasks.study.cells import main_set
+def _mean_by_round(cells, value) -> dict[int, float]:
+    """Round -> mean over the seeds' records of ``value(record)`` (None: that record has no value)."""
+    by_round = defaultdict(list)
+    for r in cells.values():
+        for rec in r.records:
+            v = value(rec)
+            if v is not None:
+                by_round[rec.round].append(v)
+    return {k: sum(vs) / len(vs) for k, vs in sorted(by_round.items())}
 
-    plt = _plt()
-    fig, (acc_ax, sec_ax) = plt.subplots(1, 2, figsize=(10, 4))
-    for (solver, split, arm), cells in sorted(study.by.items()):
-        if _trains_once(arm):
-            continue
-        by_round_acc, by_round_sec = defaultdict(list), defaultdict(list)
-        for r in cells.values():
-            name = main_set(r)
-            for rec in r.records:
-                if name in rec.tests:
-                    by_round_acc[rec.round].append(rec.tests[name].answer_acc)
-                by_round_sec[rec.round].append(rec.train_seconds)
-        rounds = sorted(by_round_acc)
-        label = f"{solver}/{split}/{arm}"
-        acc_ax.plot(rounds, [sum(by_round_acc[k]) / len(by_round_acc[k]) for k in rounds], marker="o", label=label)
-        rounds = sorted(by_round_sec)
-        sec_ax.plot(rounds, [sum(by_round_sec[k]) / len(by_round_sec[k]) for k in rounds], marker="o", label=label)
-    acc_ax.set(xlabel="round", ylabel="answer accuracy (mean over seeds)", title="Accuracy by round")
-    sec_ax.set(xlabel="round", ylabel="training seconds (mean over seeds)", title="Training time by round")
+
+def _plot(ax, points: dict[int, float], **style) -> None:
+    if points:
+        ax.plot(list(points), list(points.values()), marker="o", **style)
+
+
+def accuracy_by_round(study):
+    """By round, mean over seeds, for every loop-like arm of every split: the answer accuracy of
+    validation and of every test set (each named; line style per set, colour per arm), the pool size
+    and the problems kept (problems), and the training seconds, in three panels."""
     from matplotlib.ticker import MaxNLocator
 
-    for ax in (acc_ax, sec_ax):
+    from tasks.loop.record import set_label
+
+    plt = _plt()
+    fig, (acc_ax, count_ax, sec_ax) = plt.subplots(1, 3, figsize=(16, 5))
+    set_styles = ["-", "--", "-.", (0, (1, 1))]
+    configs = [(key, cells) for key, cells in sorted(study.by.items()) if not _trains_once(key[2])]
+    sets = sorted({name for _, cells in configs for r in cells.values() for rec in r.records for name in rec.tests})
+    for i, ((solver, split, arm), cells) in enumerate(configs):
+        color, label = f"C{i % 10}", f"{solver}/{split}/{arm}"
+        _plot(acc_ax, _mean_by_round(cells, lambda rec: rec.valid_answer_acc), color=color, linestyle=":",
+              label=f"{label}: {set_label('valid')}")
+        for j, name in enumerate(sets):
+            _plot(acc_ax, _mean_by_round(cells, lambda rec, n=name: rec.tests[n].answer_acc if n in rec.tests else None),
+                  color=color, linestyle=set_styles[j % len(set_styles)], label=f"{label}: {set_label(name)}")
+        _plot(count_ax, _mean_by_round(cells, lambda rec: rec.pool_size), color=color, label=f"{label}: pool size")
+        _plot(count_ax, _mean_by_round(cells, lambda rec: rec.generation.kept if rec.generation else 0), color=color,
+              linestyle="--", label=f"{label}: kept this round")
+        _plot(sec_ax, _mean_by_round(cells, lambda rec: rec.train_seconds), color=color, label=label)
+    acc_ax.set(xlabel="round (0: before augmentation)", ylabel="answer accuracy (mean over seeds)",
+               title="Accuracy by round", ylim=(0, 1.02))
+    count_ax.set(xlabel="round (0: before augmentation)", ylabel="problems (mean over seeds)",
+                 title="Pool size and problems kept by round")
+    sec_ax.set(xlabel="round (0: before augmentation)", ylabel="training seconds (mean over seeds)",
+               title="Training time by round")
+    for ax in (acc_ax, count_ax, sec_ax):
         ax.grid(alpha=0.3)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
         if ax.get_legend_handles_labels()[0]:

@@ -100,12 +100,16 @@ def test_mlflow_holds_one_parent_and_a_child_per_round_with_stepped_metrics(fini
     assert len(parents) == 1 and parents[0].info.run_id == result["mlflow_run_id"]
     children = _children(client, result)
     assert sorted(children) == [0, 1, 2]  # round 0, the baseline, has its child too
-    history = client.get_metric_history(result["mlflow_run_id"], "pool_size")
+    history = client.get_metric_history(result["mlflow_run_id"], "pool/size")
     assert sorted(m.step for m in history) == [0, 1, 2]
-    kept_steps = sorted(m.step for m in client.get_metric_history(result["mlflow_run_id"], "kept"))
-    assert kept_steps == [1, 2]
+    kept = {m.step: m.value for m in client.get_metric_history(result["mlflow_run_id"], "kept/total")}
+    assert kept == {0: 0, 1: result["rounds"][1].generation.kept, 2: result["rounds"][2].generation.kept}
     assert parents[0].data.params["rounds"] == "2"
     assert parents[0].data.tags.get("prefect.flow_run_id")
+    assert "prefect.flow_run_ids" not in parents[0].data.tags  # one flow run: no second tag repeating it
+    assert parents[0].data.tags["compaug.run_dir"] == str(params.run_dir().resolve())
+    assert parents[0].info.run_name == f"gts geca_op1+geca_op2 s3 {params.fingerprint()}"
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI opens on runs, not traces
     # artifacts live beside the SQLite store in the output directory, not in ./mlruns of the cwd
     assert exp.artifact_location.startswith((params.run_dir().parent / "mlartifacts").resolve().as_uri())
     artifacts = {a.path for a in client.list_artifacts(result["mlflow_run_id"])}
@@ -119,24 +123,35 @@ def test_each_round_child_spans_its_round_with_epoch_and_round_metrics_on_separa
     client = MlflowClient(tracking_uri=result["tracking_uri"])
     epochs = params.train.epochs
     parent_keys = set(client.get_run(result["mlflow_run_id"]).data.metrics)
-    assert parent_keys and not any(k.startswith(("epoch/", "baseline_")) for k in parent_keys)
+    assert parent_keys and all(k.split("/")[0] in ("acc", "eval", "pool", "verify", "kept", "reject", "score", "time")
+                               for k in parent_keys)
+    assert {"acc/valid", "acc/iid", "pool/size", "kept/geca_op1", "time/train_seconds"} <= parent_keys
     for r, child in _children(client, result).items():
         record = result["rounds"][r]
         assert child.info.status == "FINISHED"
+        assert child.info.run_name == f"gts geca_op1+geca_op2 s3 {params.fingerprint()} round-{r:02d}"
+        assert child.data.tags["mlflow.runColor"] == ("#1f77b4", "#ff7f0e", "#2ca02c")[r]  # one colour a round
         # created when the round started, ended when it ended: the wall time of the round, training included
         assert child.info.end_time - child.info.start_time >= record.round_seconds * 1000 - 1
         assert record.round_seconds > record.train_seconds > 0
-        for key in ("epoch/train_loss", "epoch/train_seconds", "epoch/valid_answer_acc", "epoch/lr"):
+        for key in ("epoch/train_loss", "epoch/train_seconds", "epoch/valid_answer_acc", "epoch/lr_x1000"):
             assert sorted(m.step for m in client.get_metric_history(child.info.run_id, key)) == list(range(1, epochs + 1))
-        assert {(m.step, m.value) for m in client.get_metric_history(child.info.run_id, "valid_answer_acc")} == {
-            (r, record.valid_answer_acc)}
-        for key in child.data.metrics:  # no key carries both kinds: one step axis per key
+        assert [m.value for m in client.get_metric_history(child.info.run_id, "epoch/lr_x1000")][0] == 1.0  # lr 1e-3
+        assert {(m.step, m.value) for m in client.get_metric_history(child.info.run_id, "acc/valid")} == {
+            (r, round(record.valid_answer_acc, 4))}
+        for key in child.data.metrics:  # the per-epoch curves and the round's accuracies, nothing else
             steps = {m.step for m in client.get_metric_history(child.info.run_id, key)}
             assert steps == (set(range(1, epochs + 1)) if key.startswith("epoch/") else {r}), key
-        assert set(record.metrics()) <= set(child.data.metrics)
+            assert key.startswith(("epoch/", "acc/")), key
+        assert child.data.params["round"] == str(r) and child.data.params["pool_size"] == str(record.pool_size)
+        assert child.data.params["kept"] == str(record.generation.kept if record.generation else 0)
+        assert child.data.params["kept.geca_op1"] == str(record.generation.kept_by_operator.get("geca_op1", 0)
+                                                         if record.generation else 0)
         assert child.data.tags["compaug.precision"] == record.precision == "fp32"
-        names = {a.path for a in client.list_artifacts(child.info.run_id, f"round_{r:02d}")}
-        assert f"round_{r:02d}/metrics.json" in names and (f"round_{r:02d}/kept_sample.json" in names) == (r > 0)
+        names = {a.path for a in client.list_artifacts(child.info.run_id)}
+        assert {"metrics.json", "kept_sample.json"} <= names  # the same paths in every child: compare finds them
+        assert client.download_artifacts(child.info.run_id, "metrics.json") and json.loads(
+            open(client.download_artifacts(child.info.run_id, "metrics.json")).read()) == record.to_dict()
 
 
 def test_the_all_rounds_table_gives_every_row_every_column(finished_run):
@@ -212,7 +227,7 @@ def test_an_unreadable_round_marker_is_redone_in_its_reopened_child_without_doub
     assert sorted(children) == [0, 1] and all(c.data.tags["compaug.attempts"] == "2" for c in children.values())
     for child in children.values():
         assert sorted(m.step for m in client.get_metric_history(child.info.run_id, "epoch/train_loss")) == [1, 2]
-    assert sorted(m.step for m in client.get_metric_history(again["mlflow_run_id"], "pool_size")) == [0, 1]
+    assert sorted(m.step for m in client.get_metric_history(again["mlflow_run_id"], "pool/size")) == [0, 1]
 
 
 def test_resume_after_a_failure_skips_finished_rounds_and_ends_with_the_same_pool(prefect_harness, tmp_path,

@@ -101,12 +101,11 @@ def test_parent_children_and_stepped_metrics_are_in_postgres(finished_run, postg
     assert [p.info.run_id for p in parents] == [result["mlflow_run_id"]]
     assert parents[0].info.status == "FINISHED" and parents[0].data.params["rounds"] == "2"
     assert sorted(children) == ["0", "1", "2"] and all(c.info.status == "FINISHED" for c in children.values())
-    assert sorted(m.step for m in client.get_metric_history(result["mlflow_run_id"], "pool_size")) == [0, 1, 2]
-    assert sorted(m.step for m in client.get_metric_history(result["mlflow_run_id"], "kept")) == [1, 2]
+    assert sorted(m.step for m in client.get_metric_history(result["mlflow_run_id"], "pool/size")) == [0, 1, 2]
+    assert sorted(m.step for m in client.get_metric_history(result["mlflow_run_id"], "kept/total")) == [0, 1, 2]
     for round_name, child in children.items():
         assert sorted(m.step for m in client.get_metric_history(child.info.run_id, "epoch/train_loss")) == [1, 2]
-        pool = client.get_metric_history(child.info.run_id, "pool_size")
-        assert [(m.step, m.value) for m in pool] == [(int(round_name), result["rounds"][int(round_name)].pool_size)]
+        assert child.data.params["pool_size"] == str(result["rounds"][int(round_name)].pool_size)
     assert "rounds.json" in {a.path for a in client.list_artifacts(result["mlflow_run_id"])}
 
 
@@ -119,7 +118,7 @@ def test_the_rows_are_in_postgres_tables(finished_run, postgres_uri):
         cursor.execute("select count(*) from tags where key = 'mlflow.parentRunId' and value = %s",
                        (result["mlflow_run_id"],))
         assert cursor.fetchone()[0] == 3  # a child per round, round 0 included
-        cursor.execute("select step from metrics where run_uuid = %s and key = 'pool_size' order by step",
+        cursor.execute("select step from metrics where run_uuid = %s and key = 'pool/size' order by step",
                        (result["mlflow_run_id"],))
         assert [row[0] for row in cursor.fetchall()] == [0, 1, 2]
     connection.close()

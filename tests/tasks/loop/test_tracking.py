@@ -1,0 +1,48 @@
+"""tasks/loop/tracking.py's LoopTracker on a SQLite store of its own: the parent's tags across a resume, the
+experiment's kind and saved runs view, the rounds' colours (no Prefect, no training)."""
+import json
+
+from tasks.loop.tracking import LoopTracker
+
+PARAMS = {"seed": 1, "rounds": 1, "solver": {"name": "gts"}, "augment": {"operators": ["op1"]}}
+
+
+def _open(tmp_path, flow_run_id, operators=("op1",)):
+    params = {**PARAMS, "augment": {"operators": list(operators)}}
+    return LoopTracker.open(f"sqlite:///{tmp_path / 'mlflow.db'}", "exp", tmp_path / "run", params, flow_run_id, "name")
+
+
+def test_a_resumed_run_lists_every_flow_run_once_and_a_fresh_one_only_its_own(tmp_path):
+    (tmp_path / "run").mkdir()
+    first = _open(tmp_path, "flow-a")
+    tags = first.client.get_run(first.parent_run_id).data.tags
+    assert tags["prefect.flow_run_id"] == "flow-a" and "prefect.flow_run_ids" not in tags
+    assert tags["compaug.run_dir"] == str((tmp_path / "run").resolve())  # absolute, whatever the cwd was
+    first.finish("FAILED")
+    second = _open(tmp_path, "flow-b")
+    assert second.parent_run_id == first.parent_run_id
+    tags = second.client.get_run(second.parent_run_id).data.tags
+    assert tags["prefect.flow_run_id"] == "flow-b" and tags["prefect.flow_run_ids"] == "flow-a,flow-b"
+    third = _open(tmp_path, "flow-c")
+    assert third.client.get_run(third.parent_run_id).data.tags["prefect.flow_run_ids"] == "flow-a,flow-b,flow-c"
+
+
+def test_the_experiment_is_model_development_with_a_view_widened_by_each_run(tmp_path):
+    (tmp_path / "run").mkdir()
+    tracker = _open(tmp_path, None)
+    (tmp_path / "run2").mkdir()
+    LoopTracker.open(f"sqlite:///{tmp_path / 'mlflow.db'}", "exp", tmp_path / "run2",
+                     {**PARAMS, "augment": {"operators": ["op2"]}}, None, "other")
+    exp = tracker.client.get_experiment(tracker.experiment_id)
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+    view = json.loads(exp.tags["mlflow.sharedViewState.compaug-rounds"])
+    assert {"params.`kept.op1`", "params.`kept.op2`", "metrics.`acc/valid`"} <= set(view["selectedColumns"])
+
+
+def test_rounds_take_colours_in_order_and_a_child_its_parents_name(tmp_path):
+    (tmp_path / "run").mkdir()
+    tracker = _open(tmp_path, None)
+    children = [tracker.client.get_run(tracker.start_round(r, None)) for r in (0, 1)]
+    assert [c.data.tags["mlflow.runColor"] for c in children] == ["#1f77b4", "#ff7f0e"]
+    assert [c.info.run_name for c in children] == ["name round-00", "name round-01"]
+    assert tracker.client.get_run(tracker.parent_run_id).data.tags["mlflow.runColor"] == "#333333"

@@ -207,6 +207,25 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
     return out
 
 
+def state_dtype(like: torch.Tensor) -> torch.dtype:
+    """The dtype the decoder carries its goals, subtree embeddings and encoder states in: autocast's
+    when autocast is on for ``like``'s device (its linear layers then return that dtype, and every
+    tensor they meet, in a cat, an index_copy or a beam stack, must match), else ``like``'s own.
+    Logits and log-probabilities are float32 either way."""
+    if torch.is_autocast_enabled(like.device.type):
+        return torch.get_autocast_dtype(like.device.type)
+    return like.dtype
+
+
+def _as(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``x`` in ``dtype``, dispatching nothing when it already is (``x.to`` would be an operation)."""
+    return x if x.dtype == dtype else x.to(dtype)
+
+
+def _float32(x: torch.Tensor) -> torch.Tensor:
+    return _as(x, torch.float32)
+
+
 def _gated(x: torch.Tensor) -> torch.Tensor:
     value, gate = x.chunk(2, dim=-1)
     return torch.tanh(value) * torch.sigmoid(gate)
@@ -240,8 +259,11 @@ class GTSDecoder(nn.Module):
     def context(self, enc: torch.Tensor, text_mask: torch.Tensor, problem: torch.Tensor,
                 qty_positions: torch.Tensor, qty_mask: torch.Tensor) -> DecoderContext:
         B, _, H = enc.shape
+        dtype = state_dtype(enc)
+        enc, problem = _as(enc, dtype), _as(problem, dtype)
         qty_states = enc.gather(1, qty_positions[:, :, None].expand(-1, -1, H))  # (B, Q, H)
-        num_emb = torch.cat([self.constants[None].expand(B, -1, -1), qty_states], dim=1)  # (B, C+Q, H)
+        constants = _as(self.constants, dtype)[None].expand(B, -1, -1)  # (B, C, H)
+        num_emb = torch.cat([constants, qty_states], dim=1)  # (B, C+Q, H)
         num_mask = torch.cat([torch.ones(B, self.n_constants, dtype=torch.bool, device=enc.device), qty_mask], 1)
         return DecoderContext(enc, self.attn_enc(enc), text_mask, num_emb,
                               self.score_num(self.dropout(num_emb)), num_mask, problem)
@@ -267,18 +289,19 @@ class GTSDecoder(nn.Module):
         attention context (R, H) of goals (R, H)."""
         q = self.dropout(goal)
         energy = self.attn_v(torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + ctx.enc_proj)).squeeze(-1)
-        weights = energy.masked_fill(~ctx.text_mask, NEG).softmax(-1)
-        context = torch.bmm(weights[:, None], ctx.enc).squeeze(1)  # (R, H)
+        # masked and normalized in float32: NEG does not fit in float16, and the weights sum to 1
+        weights = _float32(energy).masked_fill(~ctx.text_mask, NEG).softmax(-1)
+        context = torch.bmm(weights[:, None], ctx.enc).squeeze(1)  # (R, H); autocast casts the weights
         leaf = self.dropout(torch.cat([goal, context], -1))  # (R, 2H)
         score_leaf = self._layer(layers, "score_leaf")
         num = self.score_v(torch.tanh(score_leaf(leaf)[:, None] + ctx.num_proj)).squeeze(-1)  # (R, C+Q)
-        num = num.masked_fill(~ctx.num_mask, NEG)
-        return torch.cat([self._layer(layers, "ops")(leaf), num], -1), context
+        num = _float32(num).masked_fill(~ctx.num_mask, NEG)
+        return torch.cat([_float32(self._layer(layers, "ops")(leaf)), num], -1), context  # logits in float32
 
     def child_goals(self, goal: torch.Tensor, context: torch.Tensor, op_ids: torch.Tensor,
                     layers: DeferredLinears | None = None):
         """Left and right child goals (R, H) of operator nodes, and the operator embeddings (R, E)."""
-        label = self.op_embedding(op_ids.clamp(0, self.n_ops - 1))
+        label = _as(self.op_embedding(op_ids.clamp(0, self.n_ops - 1)), goal.dtype)
         generate = self._layer(layers, "generate")
         out = generate(torch.cat([self.dropout(goal), self.dropout(context), self.dropout(label)], -1))
         left, right = out.chunk(2, dim=-1)
@@ -354,7 +377,7 @@ class GTSDecoder(nn.Module):
             tok = target[:n, t]
             if choose_at[t]:
                 tok = self.best_equal_slot(logits, tok, qty_class[:n])
-            logp = logits.float().log_softmax(-1).gather(1, tok[:, None]).squeeze(1)  # (n,)
+            logp = logits.log_softmax(-1).gather(1, tok[:, None]).squeeze(1)  # (n,)
             out = out.index_put((torch.arange(n, device=out.device), torch.full((n,), t, device=out.device)), logp)
             ops = plan.ops[t]
             left, right, label = self.child_goals(goal.index_select(0, ops), context.index_select(0, ops),

@@ -15,9 +15,11 @@ padded positions are not zero (callers mask them).
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 from torch import nn
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from solvers.dropout import Dropout
 
@@ -114,11 +116,17 @@ def _low_precision(device: torch.device) -> torch.dtype | None:
 
 
 class BiGRU(nn.Module):
-    """Drop-in for ``nn.GRU(input, hidden, layers, bidirectional=True)`` on padded (B, T, E) input."""
+    """Drop-in for ``nn.GRU(input, hidden, layers, bidirectional=True)`` on padded (B, T, E) input.
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int, dropout: float = 0.0):
+    On CUDA (or with ``library=True``) the same parameters run through torch's own GRU on packed
+    sequences, which on CUDA is cuDNN: a few fused kernels a layer instead of dozens of small ones a
+    time step. The parameters are the same either way, so a checkpoint loads and runs on any device."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int, dropout: float = 0.0, library: bool = False):
         super().__init__()
         self.hidden_size, self.num_layers = hidden_size, num_layers
+        self.library = library  # use torch's GRU on CPU too (on CUDA it is always used)
+        self.dropout_p = dropout
         self.dropout = Dropout(dropout)
         H = hidden_size
         self.w_ih = nn.ParameterList()
@@ -138,6 +146,8 @@ class BiGRU(nn.Module):
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x (B, T, E), lengths (B,) -> outputs (B, T, 2H) [forward; backward] and final states
         (layers * 2, B, H) in nn.GRU's h_n order."""
+        if x.is_cuda or self.library:
+            return self._library_forward(x, lengths)
         B, T, _ = x.shape
         valid = (torch.arange(T, device=x.device)[:, None] < lengths.to(x.device)[None]).to(x.dtype)  # (T, B)
         mask = torch.stack([valid, valid.flip(0)])[..., None]  # (2, T, B, 1)
@@ -154,3 +164,27 @@ class BiGRU(nn.Module):
             seq, last = _BiRecurrence.apply(gi, mask, self.w_hh[layer], self.b_hh[layer])  # (T, B, 2H), (2, B, H)
             finals += [last[0], last[1]]
         return seq.transpose(0, 1), torch.stack(finals)
+
+    def flat_weights(self) -> list[torch.Tensor]:
+        """The parameters in torch's GRU order: per layer, per direction, w_ih, w_hh, b_ih, b_hh."""
+        return [p[layer][d] for layer in range(self.num_layers) for d in range(2)
+                for p in (self.w_ih, self.w_hh, self.b_ih, self.b_hh)]
+
+    def _library_forward(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`forward` through ``torch._VF.gru`` on a packed batch (cuDNN on CUDA). It runs in
+        the parameters' dtype even under autocast (the hand-written path keeps its state and gates in
+        float32 too);
+        outputs at padded positions are zero."""
+        B, T, _ = x.shape
+        dtype = self.w_hh[0].dtype  # the parameters' (float32 in training, autocast or not)
+        packed = pack_padded_sequence(x.to(dtype), lengths.cpu(), batch_first=True, enforce_sorted=False)
+        hx = x.new_zeros(2 * self.num_layers, B, self.hidden_size, dtype=dtype)
+        with torch.autocast(x.device.type, enabled=False), warnings.catch_warnings():
+            # the weights are views of the (2, 3H, ...) parameters, not one flat cuDNN buffer: cuDNN
+            # copies them into one per call (a few copies a batch), and warns about it
+            warnings.filterwarnings("ignore", message="RNN module weights are not part")
+            data, h_n = torch._VF.gru(packed.data, packed.batch_sizes, hx, self.flat_weights(), True,
+                                      self.num_layers, self.dropout_p, self.training, True)
+        out = PackedSequence(data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+        seq, _ = pad_packed_sequence(out, batch_first=True, total_length=T)  # (B, T, 2H)
+        return seq, h_n.index_select(1, packed.unsorted_indices)  # h_n back in input order

@@ -73,32 +73,34 @@ class _BiRecurrence(torch.autograd.Function):
         lowp = ctx.lowp
         D, T, B, H = outs.shape
         d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype)  # (2, T, B, H)
+        # Every gate gradient is the gradient reaching the cell's output, d_new = dh * mask, times a
+        # factor of the saved forward values alone. The factors are computed for all steps at once,
+        # in the buffers the gradients end in, so the sequential loop does only what depends on dh.
+        h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1)  # (2, T, B, H)
+        r, z = RZ[..., :H], RZ[..., H:]
+        one_minus_z = 1 - z
         d_gh = outs.new_empty(D, T, B, 3 * H)  # gradients of the recurrent pre-activations [r, z, r * n]
-        d_in = outs.new_empty(D, T, B, H)  # gradient of n's input-side pre-activation
+        d_in = torch.mul(one_minus_z, 1 - N * N)  # (2, T, B, H): d n's input-side pre-activation / d_new
+        torch.mul(d_in * HN, r * (1 - r), out=d_gh[..., :H])  # dr / d_new
+        torch.mul(one_minus_z * z, h_prevs - N, out=d_gh[..., H: 2 * H])  # dz / d_new
+        torch.mul(d_in, r, out=d_gh[..., 2 * H:])  # d(W_hn h + b_hn) / d_new
+        carry = 1 - mask * one_minus_z  # d(new state) / d(state) on the direct path; 1 at padding
+        factors = d_gh.view(D, T, B, 3, H)
         dh = d_final.to(outs.dtype)  # the last state is also the output at step T - 1
-        zeros = outs.new_zeros(D, B, H)
         if lowp is not None:
             w_low = w_hh.to(lowp)
             g_low, dh_low = outs.new_empty(D, B, 3 * H, dtype=lowp), outs.new_empty(D, B, H, dtype=lowp)
         for t in range(T - 1, -1, -1):
             dh = dh + d_outs[:, t]
-            h_prev = outs[:, t - 1] if t > 0 else zeros
-            m, r, z, n, h_n = mask[:, t], RZ[:, t, :, :H], RZ[:, t, :, H:], N[:, t], HN[:, t]
-            g = d_gh[:, t]
-            d_new = dh * m  # gradient reaching the GRU cell's output
-            one_minus_z = 1 - z
-            d_cand = d_new * one_minus_z  # reaching n
-            dn = torch.mul(d_cand, 1 - n * n, out=d_in[:, t])
-            torch.mul(d_cand * z, h_prev - n, out=g[..., H: 2 * H])  # dz = d_new (h_prev - n) z (1 - z)
-            torch.mul(dn * h_n, r * (1 - r), out=g[..., :H])  # dr
-            torch.mul(dn, r, out=g[..., 2 * H:])
-            carry = 1 - m * one_minus_z  # d(new state) / d(state) on the direct path; 1 at padding
+            d_new = dh * mask[:, t]  # gradient reaching the GRU cell's output
+            d_in[:, t].mul_(d_new)
+            g = factors[:, t].mul_(d_new[:, :, None]).view(D, B, 3 * H)
             if lowp is None:
-                dh = torch.baddbmm(dh * carry, g, w_hh)
+                dh = torch.baddbmm(dh * carry[:, t], g, w_hh)
             else:
-                dh = torch.bmm(g_low.copy_(g), w_low, out=dh_low).float().addcmul_(dh, carry)
+                dh = torch.bmm(g_low.copy_(g), w_low, out=dh_low).float().addcmul_(dh, carry[:, t])
         d_gi = torch.cat([d_gh[..., : 2 * H], d_in], -1)
-        h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1).reshape(D, T * B, H)
+        h_prevs = h_prevs.reshape(D, T * B, H)
         flat = d_gh.reshape(D, T * B, 3 * H)
         if lowp is None:
             d_w_hh = torch.bmm(flat.transpose(1, 2), h_prevs)  # (2, 3H, H): one matmul for all steps

@@ -92,6 +92,32 @@ def ops_per_batch(args, train, device: str, precision: str) -> dict:
     return out
 
 
+def part_ops(args, train, device: str) -> dict:
+    """Aten operations of the parts of one float32 training batch (same problems): building the
+    Batch, the encoder's forward and backward, the whole loss's forward and backward."""
+    from solvers.vocab import build_encoding
+
+    problems = train[:args.batch_size]
+    encoding = build_encoding(problems, min_count=2)
+    model = solver_for(args, device).build_model(encoding).to(device).train()
+    batch = encoding.batch(problems).to(device)
+
+    def encoder():
+        states, problem = model.encoder(batch.tokens, batch.lengths)
+        (states.sum() + problem.sum()).backward()
+
+    parts = {"batch_building": lambda: encoding.batch(problems), "encoder_fwd_bwd": encoder,
+             "loss_fwd_bwd": lambda: model.loss(batch).backward()}
+    out = {}
+    for name, fn in parts.items():
+        fn()  # warm-up
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            fn()
+        out[name] = sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+    out["decoder_fwd_bwd"] = out["loss_fwd_bwd"] - out["encoder_fwd_bwd"]
+    return out
+
+
 def timed_training(args, train, test, device: str, precision: str) -> dict:
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
@@ -169,6 +195,8 @@ def main(argv=None) -> int:
         train, test = split(problems, args.seed)
         print(f"{name}: train {len(train)} / test {len(test)}", flush=True)
         figures = report["datasets"][name] = {}
+        parts = figures["parts_fp32"] = part_ops(args, train, device)
+        print("  fp32 parts of a batch (aten ops): " + ", ".join(f"{k} {v}" for k, v in parts.items()), flush=True)
         for precision in args.precisions.split(","):
             row = figures[precision] = ops_per_batch(args, train, device, precision)
             line = f"  {precision}: {row['aten_ops']} aten ops a batch of {args.batch_size}"

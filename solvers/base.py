@@ -46,7 +46,7 @@ def check_heads(width: int, heads: int, width_name: str, heads_name: str) -> Non
         raise ValueError(f"{width_name} ({width}) must be a multiple of {heads_name} ({heads})")
 
 
-PRECISIONS = ("auto", "fp32", "bf16")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,9 @@ class TrainConfig:
     # "auto": mixed precision on CUDA (bf16, else fp16 with a gradient scaler), float32 on CPU;
     # "fp32": float32 everywhere; "bf16": bfloat16 autocast on CPU too (matrix products in bf16; the
     # recurrent state, losses, gradients and the optimizer stay float32; a GTS gains from hidden 256 on
-    # a CPU with AVX512-BF16 or AMX). Inference and scoring stay float32. TrainResult.precision says
-    # what ran.
+    # a CPU with AVX512-BF16 or AMX); "fp16": float16 autocast with a gradient scaler (what "auto"
+    # picks on a GPU without bfloat16; on CPU it runs, slowly, which lets tests check that path).
+    # Inference and scoring stay float32. TrainResult.precision says what ran.
     precision: str = "auto"
     # Save the training's state here after every epoch and, when a state of this same training is
     # there already, continue from it (solvers/train_state.py). None: nothing saved.

@@ -15,9 +15,11 @@ padded positions are not zero (callers mask them).
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 from torch import nn
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from solvers.dropout import Dropout
 
@@ -71,32 +73,34 @@ class _BiRecurrence(torch.autograd.Function):
         lowp = ctx.lowp
         D, T, B, H = outs.shape
         d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype)  # (2, T, B, H)
+        # Every gate gradient is the gradient reaching the cell's output, d_new = dh * mask, times a
+        # factor of the saved forward values alone. The factors are computed for all steps at once,
+        # in the buffers the gradients end in, so the sequential loop does only what depends on dh.
+        h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1)  # (2, T, B, H)
+        r, z = RZ[..., :H], RZ[..., H:]
+        one_minus_z = 1 - z
         d_gh = outs.new_empty(D, T, B, 3 * H)  # gradients of the recurrent pre-activations [r, z, r * n]
-        d_in = outs.new_empty(D, T, B, H)  # gradient of n's input-side pre-activation
+        d_in = torch.mul(one_minus_z, 1 - N * N)  # (2, T, B, H): d n's input-side pre-activation / d_new
+        torch.mul(d_in * HN, r * (1 - r), out=d_gh[..., :H])  # dr / d_new
+        torch.mul(one_minus_z * z, h_prevs - N, out=d_gh[..., H: 2 * H])  # dz / d_new
+        torch.mul(d_in, r, out=d_gh[..., 2 * H:])  # d(W_hn h + b_hn) / d_new
+        carry = 1 - mask * one_minus_z  # d(new state) / d(state) on the direct path; 1 at padding
+        factors = d_gh.view(D, T, B, 3, H)
         dh = d_final.to(outs.dtype)  # the last state is also the output at step T - 1
-        zeros = outs.new_zeros(D, B, H)
         if lowp is not None:
             w_low = w_hh.to(lowp)
             g_low, dh_low = outs.new_empty(D, B, 3 * H, dtype=lowp), outs.new_empty(D, B, H, dtype=lowp)
         for t in range(T - 1, -1, -1):
             dh = dh + d_outs[:, t]
-            h_prev = outs[:, t - 1] if t > 0 else zeros
-            m, r, z, n, h_n = mask[:, t], RZ[:, t, :, :H], RZ[:, t, :, H:], N[:, t], HN[:, t]
-            g = d_gh[:, t]
-            d_new = dh * m  # gradient reaching the GRU cell's output
-            one_minus_z = 1 - z
-            d_cand = d_new * one_minus_z  # reaching n
-            dn = torch.mul(d_cand, 1 - n * n, out=d_in[:, t])
-            torch.mul(d_cand * z, h_prev - n, out=g[..., H: 2 * H])  # dz = d_new (h_prev - n) z (1 - z)
-            torch.mul(dn * h_n, r * (1 - r), out=g[..., :H])  # dr
-            torch.mul(dn, r, out=g[..., 2 * H:])
-            carry = 1 - m * one_minus_z  # d(new state) / d(state) on the direct path; 1 at padding
+            d_new = dh * mask[:, t]  # gradient reaching the GRU cell's output
+            d_in[:, t].mul_(d_new)
+            g = factors[:, t].mul_(d_new[:, :, None]).view(D, B, 3 * H)
             if lowp is None:
-                dh = torch.baddbmm(dh * carry, g, w_hh)
+                dh = torch.baddbmm(dh * carry[:, t], g, w_hh)
             else:
-                dh = torch.bmm(g_low.copy_(g), w_low, out=dh_low).float().addcmul_(dh, carry)
+                dh = torch.bmm(g_low.copy_(g), w_low, out=dh_low).float().addcmul_(dh, carry[:, t])
         d_gi = torch.cat([d_gh[..., : 2 * H], d_in], -1)
-        h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1).reshape(D, T * B, H)
+        h_prevs = h_prevs.reshape(D, T * B, H)
         flat = d_gh.reshape(D, T * B, 3 * H)
         if lowp is None:
             d_w_hh = torch.bmm(flat.transpose(1, 2), h_prevs)  # (2, 3H, H): one matmul for all steps
@@ -114,11 +118,17 @@ def _low_precision(device: torch.device) -> torch.dtype | None:
 
 
 class BiGRU(nn.Module):
-    """Drop-in for ``nn.GRU(input, hidden, layers, bidirectional=True)`` on padded (B, T, E) input."""
+    """Drop-in for ``nn.GRU(input, hidden, layers, bidirectional=True)`` on padded (B, T, E) input.
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int, dropout: float = 0.0):
+    On CUDA (or with ``library=True``) the same parameters run through torch's own GRU on packed
+    sequences, which on CUDA is cuDNN: a few fused kernels a layer instead of dozens of small ones a
+    time step. The parameters are the same either way, so a checkpoint loads and runs on any device."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int, dropout: float = 0.0, library: bool = False):
         super().__init__()
         self.hidden_size, self.num_layers = hidden_size, num_layers
+        self.library = library  # use torch's GRU on CPU too (on CUDA it is always used)
+        self.dropout_p = dropout
         self.dropout = Dropout(dropout)
         H = hidden_size
         self.w_ih = nn.ParameterList()
@@ -138,6 +148,8 @@ class BiGRU(nn.Module):
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x (B, T, E), lengths (B,) -> outputs (B, T, 2H) [forward; backward] and final states
         (layers * 2, B, H) in nn.GRU's h_n order."""
+        if x.is_cuda or self.library:
+            return self._library_forward(x, lengths)
         B, T, _ = x.shape
         valid = (torch.arange(T, device=x.device)[:, None] < lengths.to(x.device)[None]).to(x.dtype)  # (T, B)
         mask = torch.stack([valid, valid.flip(0)])[..., None]  # (2, T, B, 1)
@@ -154,3 +166,27 @@ class BiGRU(nn.Module):
             seq, last = _BiRecurrence.apply(gi, mask, self.w_hh[layer], self.b_hh[layer])  # (T, B, 2H), (2, B, H)
             finals += [last[0], last[1]]
         return seq.transpose(0, 1), torch.stack(finals)
+
+    def flat_weights(self) -> list[torch.Tensor]:
+        """The parameters in torch's GRU order: per layer, per direction, w_ih, w_hh, b_ih, b_hh."""
+        return [p[layer][d] for layer in range(self.num_layers) for d in range(2)
+                for p in (self.w_ih, self.w_hh, self.b_ih, self.b_hh)]
+
+    def _library_forward(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`forward` through ``torch._VF.gru`` on a packed batch (cuDNN on CUDA). It runs in
+        the parameters' dtype even under autocast (the hand-written path keeps its state and gates in
+        float32 too);
+        outputs at padded positions are zero."""
+        B, T, _ = x.shape
+        dtype = self.w_hh[0].dtype  # the parameters' (float32 in training, autocast or not)
+        packed = pack_padded_sequence(x.to(dtype), lengths.cpu(), batch_first=True, enforce_sorted=False)
+        hx = x.new_zeros(2 * self.num_layers, B, self.hidden_size, dtype=dtype)
+        with torch.autocast(x.device.type, enabled=False), warnings.catch_warnings():
+            # the weights are views of the (2, 3H, ...) parameters, not one flat cuDNN buffer: cuDNN
+            # copies them into one per call (a few copies a batch), and warns about it
+            warnings.filterwarnings("ignore", message="RNN module weights are not part")
+            data, h_n = torch._VF.gru(packed.data, packed.batch_sizes, hx, self.flat_weights(), True,
+                                      self.num_layers, self.dropout_p, self.training, True)
+        out = PackedSequence(data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+        seq, _ = pad_packed_sequence(out, batch_first=True, total_length=T)  # (B, T, 2H)
+        return seq, h_n.index_select(1, packed.unsorted_indices)  # h_n back in input order

@@ -77,7 +77,7 @@ def beam_search(decoder: GTSDecoder, ctx: DecoderContext, n_quantities: torch.Te
         left_subtree = st.sub[rows, (st.esp - 1).clamp(min=0)]
         goal = torch.where(is_right[:, None], decoder.right_goal(left_subtree, parent_goal), decoder.left_goal(parent_goal))
         logits, context = decoder.scores(ctx, goal)
-        logp = logits.float().log_softmax(-1)  # (R, V)
+        logp = logits.log_softmax(-1)  # (R, V), float32 (GTSDecoder.scores)
         ok = allowed.clone()
         ok[:, :n_ops] &= (need + 1 <= max_length - step - 1)[:, None]  # room left to close an operator
         logp = logp.masked_fill(~ok, -_INF)

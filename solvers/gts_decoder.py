@@ -142,7 +142,8 @@ class StepRows:
     Operator outputs are stored compactly, step after step, so an earlier step's value of row b is row
     ``op_offset[p] + (position of b among step p's operator rows)`` of their concatenation; subtrees are
     stored for every decoding row, row ``sub_offset[s] + b``. Index tensors are built once per batch
-    from the known targets (no device sync inside the loop)."""
+    from the known targets, as slices of one tensor (one host-to-device copy, no device sync inside
+    the loop)."""
 
     left: list[torch.Tensor]  # per step: rows that are left children (or the root)
     right: list[torch.Tensor]  # per step: rows that are right children
@@ -154,6 +155,9 @@ class StepRows:
     merge_rows: list[list[torch.Tensor]]  # per step, per merge level: rows merging
     merge_label_at: list[list[torch.Tensor]]  # ... flat index of the merged operator's embedding
     merge_left_at: list[list[torch.Tensor]]  # ... flat subtree index of its left child
+    n_left: list[int]  # per step: len(left), known without reading a tensor
+    n_right: list[int]  # per step: len(right)
+    token_at: torch.Tensor  # (N,) flat index b * L + t of every decoded token, step after step
 
 
 def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[int],
@@ -172,13 +176,18 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
         n_op_total += len(rows)
         n_sub_total += active[t]
 
-    def tensor(values: list[int]) -> torch.Tensor:
-        return torch.tensor(values, dtype=torch.long, device=device)
+    flat: list[int] = []  # every index list, one after the other; each becomes a slice of one tensor
+    spans: list[tuple[int, int]] = []
+
+    def tensor(values: list[int]) -> int:
+        spans.append((len(flat), len(flat) + len(values)))
+        flat.extend(values)
+        return len(spans) - 1
 
     def op_at(b: int, p: int) -> int:
         return op_offset[p] + op_pos[p][b]
 
-    out = StepRows(*([] for _ in range(10)))
+    out = StepRows(*([] for _ in range(12)), token_at=None)  # type: ignore[arg-type]
     for t in range(length):
         n = active[t]
         lefts = [b for b in range(n) if not is_right[b][t]]
@@ -204,7 +213,37 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
         out.merge_rows.append(rows_k)
         out.merge_label_at.append(label_k)
         out.merge_left_at.append(left_k)
+        out.n_left.append(len(lefts))
+        out.n_right.append(len(rights))
+    token_at = tensor([b * length + t for t in range(length) for b in range(active[t])])
+    whole = torch.tensor(flat, dtype=torch.long).to(device, non_blocking=True)
+    pieces = [whole[a:b] for a, b in spans]
+    for name in ("left", "right", "unsort", "left_goal_at", "right_goal_at", "sibling_at", "ops"):
+        setattr(out, name, [pieces[i] for i in getattr(out, name)])
+    for name in ("merge_rows", "merge_label_at", "merge_left_at"):
+        setattr(out, name, [[pieces[i] for i in per_k] for per_k in getattr(out, name)])
+    out.token_at = pieces[token_at]
     return out
+
+
+def state_dtype(like: torch.Tensor) -> torch.dtype:
+    """The dtype the decoder carries its goals, subtree embeddings and encoder states in: autocast's
+    when autocast is on for ``like``'s device (its linear layers then return that dtype, and every
+    tensor they meet, in a cat, an index_copy or a beam stack, must match), else ``like``'s own.
+    Logits and log-probabilities are float32 either way."""
+    if torch.is_autocast_enabled(like.device.type):
+        return torch.get_autocast_dtype(like.device.type)
+    return like.dtype
+
+
+def _as(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``x`` in ``dtype``, dispatching nothing when it already is (``x.to`` would be an operation)."""
+    return x if x.dtype == dtype else x.to(dtype)
+
+
+def _float32(x: torch.Tensor) -> torch.Tensor:
+    """``x`` in float32 when it is in a 16-bit float type (autocast's), else as it is."""
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
 def _gated(x: torch.Tensor) -> torch.Tensor:
@@ -240,8 +279,11 @@ class GTSDecoder(nn.Module):
     def context(self, enc: torch.Tensor, text_mask: torch.Tensor, problem: torch.Tensor,
                 qty_positions: torch.Tensor, qty_mask: torch.Tensor) -> DecoderContext:
         B, _, H = enc.shape
+        dtype = state_dtype(enc)
+        enc, problem = _as(enc, dtype), _as(problem, dtype)
         qty_states = enc.gather(1, qty_positions[:, :, None].expand(-1, -1, H))  # (B, Q, H)
-        num_emb = torch.cat([self.constants[None].expand(B, -1, -1), qty_states], dim=1)  # (B, C+Q, H)
+        constants = _as(self.constants, dtype)[None].expand(B, -1, -1)  # (B, C, H)
+        num_emb = torch.cat([constants, qty_states], dim=1)  # (B, C+Q, H)
         num_mask = torch.cat([torch.ones(B, self.n_constants, dtype=torch.bool, device=enc.device), qty_mask], 1)
         return DecoderContext(enc, self.attn_enc(enc), text_mask, num_emb,
                               self.score_num(self.dropout(num_emb)), num_mask, problem)
@@ -267,18 +309,19 @@ class GTSDecoder(nn.Module):
         attention context (R, H) of goals (R, H)."""
         q = self.dropout(goal)
         energy = self.attn_v(torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + ctx.enc_proj)).squeeze(-1)
-        weights = energy.masked_fill(~ctx.text_mask, NEG).softmax(-1)
-        context = torch.bmm(weights[:, None], ctx.enc).squeeze(1)  # (R, H)
+        # masked and normalized in float32: NEG does not fit in float16, and the weights sum to 1
+        weights = _float32(energy).masked_fill(~ctx.text_mask, NEG).softmax(-1)
+        context = torch.bmm(weights[:, None], ctx.enc).squeeze(1)  # (R, H); autocast casts the weights
         leaf = self.dropout(torch.cat([goal, context], -1))  # (R, 2H)
         score_leaf = self._layer(layers, "score_leaf")
         num = self.score_v(torch.tanh(score_leaf(leaf)[:, None] + ctx.num_proj)).squeeze(-1)  # (R, C+Q)
-        num = num.masked_fill(~ctx.num_mask, NEG)
-        return torch.cat([self._layer(layers, "ops")(leaf), num], -1), context
+        num = _float32(num).masked_fill(~ctx.num_mask, NEG)
+        return torch.cat([_float32(self._layer(layers, "ops")(leaf)), num], -1), context  # logits in float32
 
     def child_goals(self, goal: torch.Tensor, context: torch.Tensor, op_ids: torch.Tensor,
                     layers: DeferredLinears | None = None):
         """Left and right child goals (R, H) of operator nodes, and the operator embeddings (R, E)."""
-        label = self.op_embedding(op_ids.clamp(0, self.n_ops - 1))
+        label = _as(self.op_embedding(op_ids.clamp(0, self.n_ops - 1)), goal.dtype)
         generate = self._layer(layers, "generate")
         out = generate(torch.cat([self.dropout(goal), self.dropout(context), self.dropout(label)], -1))
         left, right = out.chunk(2, dim=-1)
@@ -333,10 +376,13 @@ class GTSDecoder(nn.Module):
         active = [sum(1 for n in sorted_lengths if n > t) for t in range(L)]  # rows decoding at step t
         sorted_targets = [target[b, :n].tolist() for b, n in enumerate(sorted_lengths)]
         plan = step_rows(sorted_targets, self.n_ops, L, active, target.device)
-        op_left, op_right, op_label, subtrees = [], [], [], []  # outputs of the steps so far (see StepRows)
-        out = torch.zeros(B, L, device=target.device)
+        # outputs of the steps so far, concatenated as they come (see StepRows): one two-input cat a
+        # step each, rather than re-concatenating every earlier step's output whenever one is read
+        op_left = op_right = op_label = subtrees = None
+        logps = []  # per step (n_t,), scattered into (B, L) once at the end
         layers = self.step_layers()
         prefixes = ctx.prefixes(active)
+        targets_t = target.t()  # (L, B): step t's tokens are a row, not a strided column
         for t in range(L):
             n = active[t]
             rows = prefixes[n]
@@ -344,32 +390,33 @@ class GTSDecoder(nn.Module):
                 goal = self.left_goal(rows.problem, layers)
             else:
                 parts = []
-                if plan.left[t].numel():
-                    parts.append(self.left_goal(torch.cat(op_left).index_select(0, plan.left_goal_at[t]), layers))
-                if plan.right[t].numel():
-                    parts.append(self.right_goal(torch.cat(subtrees).index_select(0, plan.sibling_at[t]),
-                                                 torch.cat(op_right).index_select(0, plan.right_goal_at[t]), layers))
-                goal = (torch.cat(parts) if len(parts) > 1 else parts[0]).index_select(0, plan.unsort[t])  # (n, H)
+                if plan.n_left[t]:
+                    parts.append(self.left_goal(op_left.index_select(0, plan.left_goal_at[t]), layers))
+                if plan.n_right[t]:
+                    parts.append(self.right_goal(subtrees.index_select(0, plan.sibling_at[t]),
+                                                 op_right.index_select(0, plan.right_goal_at[t]), layers))
+                goal = parts[0] if len(parts) == 1 else torch.cat(parts).index_select(0, plan.unsort[t])  # (n, H)
             logits, context = self.scores(rows, goal, layers)
-            tok = target[:n, t]
+            tok = targets_t[t, :n]
             if choose_at[t]:
                 tok = self.best_equal_slot(logits, tok, qty_class[:n])
-            logp = logits.float().log_softmax(-1).gather(1, tok[:, None]).squeeze(1)  # (n,)
-            out = out.index_put((torch.arange(n, device=out.device), torch.full((n,), t, device=out.device)), logp)
+            logps.append(logits.log_softmax(-1).gather(1, tok[:, None]))  # (n, 1)
             ops = plan.ops[t]
-            left, right, label = self.child_goals(goal.index_select(0, ops), context.index_select(0, ops),
-                                                  tok.index_select(0, ops), layers)
-            op_left.append(left)
-            op_right.append(right)
-            op_label.append(label)
+            if ops.numel():
+                left, right, label = self.child_goals(goal.index_select(0, ops), context.index_select(0, ops),
+                                                      tok.index_select(0, ops), layers)
+                op_left, op_right, op_label = (x if acc is None else torch.cat([acc, x])
+                                               for acc, x in ((op_left, left), (op_right, right), (op_label, label)))
             subtree = self.leaf_embedding(rows, tok)  # (n, H); operator rows hold a placeholder never read
             for k, merging in enumerate(plan.merge_rows[t]):
-                merged = self.merge_subtrees(torch.cat(op_label).index_select(0, plan.merge_label_at[t][k]),
-                                             torch.cat(subtrees).index_select(0, plan.merge_left_at[t][k]),
+                merged = self.merge_subtrees(op_label.index_select(0, plan.merge_label_at[t][k]),
+                                             subtrees.index_select(0, plan.merge_left_at[t][k]),
                                              subtree.index_select(0, merging), layers)
                 subtree = subtree.index_copy(0, merging, merged)
-            subtrees.append(subtree)
-        return torch.zeros_like(out).index_copy(0, order, out)  # (B, L), back in input order
+            subtrees = subtree if subtrees is None else torch.cat([subtrees, subtree])
+        logp = torch.cat(logps).squeeze(1)  # (N,) every decoded token, step after step
+        flat = logp.new_zeros(B * L).index_put((plan.token_at,), logp)
+        return torch.zeros_like(flat).view(B, L).index_copy(0, order, flat.view(B, L))  # (B, L), in input order
 
 
 def tree_loss(decoder: GTSDecoder, ctx: DecoderContext, batch, any_equal_slot: bool) -> torch.Tensor:

@@ -37,13 +37,17 @@ class _Calls:
 
 
 class _Gather(torch.autograd.Function):
-    """Identity on (weight, bias); its backward runs after every call that used them (autograd's
-    dependency order) and turns the gathered calls into the two gradients."""
+    """(weight, bias) in the dtype the calls compute in (autocast's, cast once per pass, or their
+    own); its backward runs after every call that used them (autograd's dependency order) and turns
+    the gathered calls into the two gradients, in the parameters' dtype."""
 
     @staticmethod
-    def forward(ctx, weight, bias, calls):
+    def forward(ctx, weight, bias, calls, dtype):
         ctx.calls = calls
-        return weight.view_as(weight), bias.view_as(bias)
+        ctx.dtype = weight.dtype
+        if dtype == weight.dtype:
+            return weight.view_as(weight), bias.view_as(bias)
+        return weight.to(dtype), bias.to(dtype)
 
     @staticmethod
     def backward(ctx, _grad_weight, _grad_bias):
@@ -54,7 +58,8 @@ class _Gather(torch.autograd.Function):
         inputs = torch.cat(calls.inputs)  # (N, in)
         calls.inputs.clear()
         calls.grads.clear()
-        return grads.t().mm(inputs), grads.sum(0), None
+        # the product in the calls' dtype, as autocast's linear backward does, then the parameters'
+        return grads.t().mm(inputs).to(ctx.dtype), grads.sum(0).to(ctx.dtype), None, None
 
 
 class _Call(torch.autograd.Function):
@@ -63,6 +68,8 @@ class _Call(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, calls):
+        if x.dtype != weight.dtype:  # under autocast: the weights are already in its dtype (_Gather)
+            x = x.to(weight.dtype)
         ctx.save_for_backward(x, weight)
         ctx.calls = calls
         return F.linear(x, weight, bias)
@@ -79,21 +86,22 @@ class _Call(torch.autograd.Function):
 class DeferredLinears:
     """``layers[name](x)`` with the weight gradients of all calls computed once (see the module doc).
 
-    Made once per forward pass (one loss); ``self[name](x)`` is that layer applied to x (B, in).
-    Falls back to the layers themselves when no gradient is being recorded or off CPU (on CUDA the
-    per-call products are cheap and autocast applies as usual)."""
+    Made once per forward pass (one loss); ``self[name](x)`` is that layer applied to x (B, in), in
+    autocast's dtype when autocast is on for the layers' device (as ``layer(x)`` would be). Falls back
+    to the layers themselves when no gradient is being recorded."""
 
     def __init__(self, layers: Mapping[str, nn.Linear]):
         for name, layer in layers.items():
             if layer.bias is None:
                 raise ValueError(f"DeferredLinears needs layers with a bias ({name} has none)")
         self._calls: dict[str, Callable[[torch.Tensor], torch.Tensor]] = dict(layers)
-        devices = {layer.weight.device.type for layer in layers.values()}
-        if not torch.is_grad_enabled() or devices != {"cpu"}:
+        if not torch.is_grad_enabled():
             return
         for name, layer in layers.items():
             calls = _Calls()
-            w, b = _Gather.apply(layer.weight, layer.bias, calls)
+            device = layer.weight.device.type
+            dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else layer.weight.dtype
+            w, b = _Gather.apply(layer.weight, layer.bias, calls, dtype)
             self._calls[name] = lambda x, w=w, b=b, calls=calls: _Call.apply(x, w, b, calls)
 
     def __getitem__(self, name: str) -> Callable[[torch.Tensor], torch.Tensor]:

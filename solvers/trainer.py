@@ -5,7 +5,8 @@ A model the trainer drives is a ``torch.nn.Module`` with four methods over a :cl
 (teacher-forced, (B, L), 0 at padding), ``beam_search`` (one :class:`Hypothesis` per problem, only
 valid prefix expressions over the problem's own slots) and ``encode`` ((B, H) pooled vectors).
 
-Training: seeded, device auto (CUDA when available, else CPU), mixed precision on CUDA (and bfloat16
+Training: seeded, device auto (CUDA when available, else CPU), mixed precision on CUDA (bf16, or fp16
+with a gradient scaler where bf16 is missing; and bfloat16
 on CPU with ``precision="bf16"``; ``TrainResult.precision`` says what ran), Adam with weight decay,
 learning rate halved every ``lr_halving_epochs``, gradient clipping, length-bucketed shuffled batches,
 best epoch chosen on VALIDATION answer accuracy only (a copy of its weights is kept and restored at the
@@ -143,6 +144,8 @@ def _autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
     """The dtype training autocasts to (None: float32), from ``TrainConfig.precision``."""
     if precision == "fp32" or (precision == "auto" and device.type != "cuda"):
         return None
+    if precision == "fp16":
+        return torch.float16
     if device.type == "cuda":
         if torch.cuda.is_bf16_supported():
             return torch.bfloat16
@@ -195,7 +198,8 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
                                  fused=device.type in ("cpu", "cuda"))
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, config.lr_halving_epochs), gamma=0.5)
     amp_dtype = _autocast_dtype(device, config.precision)  # resolved once, not per batch
-    scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
+    # float16 gradients underflow without loss scaling; bfloat16 has float32's range and needs none
+    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
     rng = random.Random(config.seed)
     history: list[EpochStats] = []
     best_state, best_epoch, best_acc, stale = None, 0, -1.0, 0

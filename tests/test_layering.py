@@ -1,5 +1,5 @@
 """The house rule of ../shared/GUIDE.md: solvers/, ranking/, mwp/ and the pure parts of tasks/ never
-import prefect or mlflow (only the edges, tasks/*/steps.py for Prefect and tasks/loop/tracking.py for
+import prefect or mlflow (only the edges, tasks/*/steps.py for Prefect and tasks/loop/tracking.py, startup.py for
 MLflow, and flows/ do), and arrows point down only: cli -> flows -> tasks -> (solvers, ranking) -> mwp."""
 import re
 import subprocess
@@ -8,7 +8,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EDGE = {"tasks.loop.steps", "tasks.dbca.steps",  # one module of Prefect tasks per flow family
-        "tasks.loop.tracking"}  # the loop's MLflow records
+        "tasks.loop.tracking",  # the loop's MLflow records
+        "tasks.loop.startup"}  # the MLflow store opened under a lock, before any flow run
 PURE_PACKAGES = ("tasks.augment", "tasks.dbca", "tasks.loop")
 
 

@@ -1,5 +1,7 @@
 """BERT-encoder + GTS solver specifics: sub-token quantity positions, a local pretrained encoder
 (the shared baseline behaviour is in test_baselines.py)."""
+import math
+
 import pytest
 import torch
 
@@ -50,3 +52,19 @@ def test_pretrained_minilm_from_a_local_path(tmp_path):
     solver.save(tmp_path / "minilm")
     again = load_solver(tmp_path / "minilm", device="cpu")
     assert [p.tokens for p in again.predict(problems)] == [p.tokens for p in solver.predict(problems)]
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_trains_under_autocast_as_on_cuda(precision):
+    """bert-gts keeps autocast on through its GTS decoder on every device, so a CPU fit under bf16 or
+    fp16 (with the gradient scaler) runs the decoder as CUDA's default precision does."""
+    problems = toy_problems()
+    config = TrainConfig(epochs=12, batch_size=4, lr=5e-3, eval_every=12, beam_size=2, device="cpu", progress=False,
+                         precision=precision)
+    solver = build_solver("bert-gts", **TINY)
+    result = solver.fit(problems, problems, config)
+    assert result.precision == precision
+    assert all(p.dtype == torch.float32 for p in solver.model.parameters())
+    losses = [e.train_loss for e in result.epochs]
+    assert all(math.isfinite(x) for x in losses) and losses[-1] < 0.7 * losses[0], losses
+    assert_valid_predictions(problems + unseen_problems(), solver.predict(problems + unseen_problems(), beam_size=2))

@@ -80,3 +80,25 @@ def test_autocast_low_precision_path_is_close_to_float32(dtype):
     for a, b in zip(full, low):
         rel = (a - b).norm() / a.norm()
         assert 0 < rel < 0.03, rel  # differs (the products are bf16), by about bf16 rounding
+
+
+def test_the_library_path_cuda_takes_computes_the_same_function_and_gradients():
+    """On CUDA the same parameters run through torch's GRU (cuDNN there); on CPU ``library=True``
+    takes that path, so both are checked here against the hand-written recurrence in float64."""
+    B, T, E, H = 4, 7, 5, 6
+    ours, _ = _pair(E, H, layers=2)
+    lib = BiGRU(E, H, 2, library=True).double()
+    lib.load_state_dict(ours.state_dict())  # the same checkpoint either way
+    lengths = torch.tensor([7, 3, 5, 1])
+    x = torch.randn(B, T, E, dtype=torch.float64, requires_grad=True)
+    x_lib = x.detach().clone().requires_grad_(True)
+    out, finals = ours(x, lengths)
+    out_lib, finals_lib = lib(x_lib, lengths)
+    valid = (torch.arange(T)[None, :] < lengths[:, None])[..., None].to(out.dtype)
+    assert torch.allclose(out * valid, out_lib, atol=1e-12) and torch.allclose(finals, finals_lib, atol=1e-12)
+    weights = torch.randn_like(out)
+    ((out * valid * weights).sum() + finals.sum()).backward()
+    ((out_lib * weights).sum() + finals_lib.sum()).backward()
+    assert torch.allclose(x.grad, x_lib.grad, atol=1e-12)
+    for name, p in ours.named_parameters():
+        assert torch.allclose(p.grad, dict(lib.named_parameters())[name].grad, atol=1e-12), name

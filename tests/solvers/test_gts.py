@@ -9,7 +9,7 @@ from mwp.problem import build_problem
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig, GTSModel, GTSSolver
 from solvers.gts_beam import beam_search
-from solvers.gts_decoder import step_rows, tree_plan
+from solvers.gts_decoder import step_rows, tree_loss, tree_plan
 from solvers.registry import load_solver
 from solvers.trainer import predict
 from solvers.vocab import build_encoding
@@ -76,6 +76,28 @@ def test_batched_teacher_forcing_equals_one_at_a_time():
             assert torch.all(batched[b, n:] == 0)
             summed += -single.sum().item()
     assert batch_loss == pytest.approx(summed / total_tokens, rel=1e-5)
+
+
+def test_batched_gradients_equal_the_sum_of_one_at_a_time_gradients_in_float64():
+    """The batched teacher-forced pass (sorted rows, per-step row sets, running concatenations,
+    deferred weight gradients) computes the same function as decoding each problem alone: in float64
+    the gradient of the batch's summed log-likelihood is the sum of the single problems' gradients."""
+    problems = toy_problems() + nested_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(0)
+    model = GTSModel(GTSConfig(embedding_size=16, hidden_size=24, dropout=0.0), enc).double().train()
+
+    def grads_of(batch_problems):
+        model.zero_grad()
+        model.token_log_probs(enc.batch(batch_problems)).sum().backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    batched = grads_of(problems)
+    singles = [grads_of([p]) for p in problems]
+    assert len(batched) >= 20
+    for name, grad in batched.items():
+        summed = sum(g[name] for g in singles if name in g)
+        assert torch.allclose(grad, summed, rtol=1e-9, atol=1e-11), (name, (grad - summed).abs().max().item())
 
 
 REPEATED = [
@@ -252,6 +274,73 @@ def test_under_cpu_bf16_autocast_only_the_encoder_computes_in_bf16():
     full = model.loss(batch)
     assert low.dtype == torch.float32
     assert low.item() != full.item() and abs(low.item() - full.item()) < 0.02 * full.item()  # the encoder's bf16
+
+
+class MixedFloatMeetings(TorchFunctionMode):
+    """Records the calls where floating tensors of different dtypes meet in an op that CUDA's
+    autocast does not reconcile (CPU autocast promotes some of them, e.g. index_copy, so a CPU run
+    alone would not fail where a GPU run does)."""
+
+    OPS = {torch.cat, torch.stack, torch.where, torch.Tensor.index_copy, torch.Tensor.index_copy_,
+           torch.Tensor.index_put, torch.Tensor.index_put_, torch.Tensor.__setitem__}
+
+    def __init__(self):
+        super().__init__()
+        self.seen: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in self.OPS:
+            flat = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
+            dtypes = {a.dtype for a in flat if isinstance(a, torch.Tensor) and a.is_floating_point()}
+            if len(dtypes) > 1:
+                self.seen.append(f"{func.__name__}{sorted(map(str, dtypes))}")
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_the_decoder_under_cuda_autocast_trains_and_searches(dtype):
+    """On CUDA autocast stays on through the tree decoder (GTS turns it off only on CPU), so its
+    linear layers return ``dtype`` while gathered encoder states, constants and operator embeddings
+    come from elsewhere: every place they meet (cat, index_copy, the beam's stacks, masked logits)
+    must agree. The same regime here on CPU, forward, backward and beam search."""
+    problems = toy_problems() + nested_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(0)
+    model = GTSModel(GTSConfig(embedding_size=16, hidden_size=24, dropout=0.0), enc)
+    batch = enc.batch(problems)
+    text_mask = torch.arange(batch.tokens.shape[1])[None] < batch.lengths[:, None]
+
+    def loss_and_grads(autocast: bool):
+        model.zero_grad()
+        with torch.autocast("cpu", dtype=dtype, enabled=autocast):
+            states, problem = model.encoder(batch.tokens, batch.lengths)
+            ctx = model.decoder.context(states, text_mask, problem, batch.qty_positions, batch.qty_mask)
+            loss = tree_loss(model.decoder, ctx, batch, any_equal_slot=True)
+        loss.backward()
+        return ctx, loss, {n: p.grad.clone() for n, p in model.decoder.named_parameters() if p.grad is not None}
+
+    meetings = MixedFloatMeetings()
+    with torch.no_grad(), torch.autocast("cpu", dtype=dtype):  # plain layers (no deferred weight gradients)
+        states, problem = model.encoder(batch.tokens, batch.lengths)
+        with meetings:
+            ctx = model.decoder.context(states, text_mask, problem, batch.qty_positions, batch.qty_mask)
+            assert model.decoder.token_log_probs(ctx, batch.target, batch.target_mask).dtype == torch.float32
+            beam_search(model.decoder, ctx, batch.n_quantities, 3, 9)
+    assert meetings.seen == []
+    _, full, full_grads = loss_and_grads(False)
+    ctx, low, low_grads = loss_and_grads(True)
+    assert {ctx.enc.dtype, ctx.enc_proj.dtype, ctx.num_emb.dtype, ctx.num_proj.dtype, ctx.problem.dtype} == {dtype}
+    assert low.dtype == torch.float32 and low.item() == pytest.approx(full.item(), rel=0.02)
+    assert low_grads.keys() == full_grads.keys() and len(low_grads) >= 15
+    for name, grad in low_grads.items():
+        assert grad.dtype == torch.float32
+        cosine = torch.nn.functional.cosine_similarity(grad.flatten(), full_grads[name].flatten(), dim=0)
+        assert cosine > 0.98, (name, cosine.item())
+    with torch.no_grad(), torch.autocast("cpu", dtype=dtype):
+        hyps = beam_search(model.decoder, ctx, batch.n_quantities, 5, 9)
+    tokens = [enc.decode(h.ids) for h in hyps]
+    assert all(torch.isfinite(torch.tensor(h.score)) for h in hyps)
+    assert all(is_valid_prefix(t) for t in tokens), tokens
 
 
 TWO_QUANTITY = [p for p in toy_problems() if len(p.quantities) == 2]

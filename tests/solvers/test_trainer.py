@@ -141,7 +141,7 @@ def test_bf16_training_on_cpu_autocasts_and_keeps_float32_weights():
         solver = GTSSolver(GTSConfig(embedding_size=16, hidden_size=16, dropout=0.0, min_count=1))
         result = solver.fit(problems, [], TrainConfig(epochs=8, batch_size=4, lr=0.02, progress=False, seed=0,
                                                       device="cpu", precision=precision))
-        assert result.precision == ("bf16" if precision == "bf16" else "fp32")  # what ran, "auto" resolved
+        assert result.precision == ("fp32" if precision == "auto" else precision)  # what ran, "auto" resolved
         return solver, [e.train_loss for e in result.epochs]
 
     full, full_losses = fit("fp32")
@@ -151,8 +151,11 @@ def test_bf16_training_on_cpu_autocasts_and_keeps_float32_weights():
     # the same start, so the first epoch's losses agree up to bfloat16 rounding, but they do differ
     assert low_losses[0] != full_losses[0] and abs(low_losses[0] - full_losses[0]) < 0.05 * full_losses[0]
     assert fit("auto")[1] == full_losses  # auto is float32 on CPU
+    half, half_losses = fit("fp16")  # float16 with the gradient scaler (a GPU without bfloat16)
+    assert all(p.dtype == torch.float32 for p in half.model.parameters())
+    assert half_losses[-1] < half_losses[0] / 2 and abs(half_losses[0] - full_losses[0]) < 0.05 * full_losses[0]
     with pytest.raises(ValueError, match="precision must be one of"):
-        TrainConfig(precision="fp16")
+        TrainConfig(precision="fp8")
 
 
 def test_early_stopping_after_patience():

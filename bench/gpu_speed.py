@@ -1,0 +1,228 @@
+"""Paper-size GTS (embedding 128, hidden 512, batch 64) on a GPU, or on the CPU: how fast, and how
+many operations a training batch dispatches.
+
+Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32, bf16):
+- seconds per training epoch (the first epoch apart: it includes warm-up) and milliseconds a problem;
+- aten operations dispatched by one training batch of 64 (a one-epoch fit on 64 training problems,
+  every aten event of the torch profiler: ../shared/tools/ops_per_batch.py's count), a figure the CPU
+  gives as well as the GPU;
+- on CUDA also: GPU kernels launched by that batch, the share of its wall time the GPU spent in
+  kernels, peak GPU memory of the timed training, batched beam-5 inference (problems/s on the test
+  side) and candidate scoring (teacher-forced likelihood, problems/s on the train side);
+- with ``--reference-epochs N``: the public GTS (``../shared/reference-gts``, GPL-3, a separate
+  process, never imported) trained N epochs on the same train side on the same device, right after,
+  and the ratio of milliseconds a problem (its epochs after the first, medians).
+
+    .venv/bin/python bench/gpu_speed.py --device cpu --datasets mawps --precisions fp32 --epochs 1
+    .venv/bin/python bench/gpu_speed.py --device cuda --epochs 3 --reference-epochs 3 --out gpu.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from flows.environment import apply_defaults  # noqa: E402
+
+apply_defaults()
+
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+from mwp.readers import load_dataset  # noqa: E402
+from solvers.base import TrainConfig  # noqa: E402
+from solvers.registry import build_solver  # noqa: E402
+
+DATA = {"mawps": ROOT.parent / "shared/data/mawps/MAWPS.json", "math23k": ROOT.parent / "shared/data/math23k/math23k.json"}
+REFERENCE = ROOT.parent / "shared" / "reference-gts" / "reference_gts.py"
+EPOCH_LINE = re.compile(r"^epoch (\d+) seconds ([\d.]+) problems (\d+) ms_per_problem ([\d.]+)")
+# Runs the reference driver with every tensor it creates on CUDA: its driver builds the models on
+# the CPU while the public training code moves the inputs to CUDA whenever a GPU is present.
+ON_CUDA = ("import runpy, sys, torch; torch.set_default_device('cuda'); sys.argv = sys.argv[1:]; "
+           "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def split(problems, seed: int = 0, test_fraction: float = 0.2):
+    order = list(problems)
+    random.Random(seed).shuffle(order)
+    n_test = round(len(order) * test_fraction)
+    return order[n_test:], order[:n_test]
+
+
+def solver_for(args, device: str):
+    return build_solver("gts", device=device, embedding_size=args.embedding, hidden_size=args.hidden)
+
+
+def ops_per_batch(args, train, device: str, precision: str) -> dict:
+    """Operations (and on CUDA kernels) of one training batch: a one-epoch fit on ``batch_size``
+    problems, profiled after an identical warm-up fit."""
+    batch = train[:args.batch_size]
+    cfg = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision,
+                      eval_every=10**9)
+    solver_for(args, device).fit(batch, [], cfg)  # warm-up (allocator, cuDNN plans, lazy inits)
+    solver = solver_for(args, device)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    t0 = time.perf_counter()
+    with profile(activities=activities) as prof:
+        solver.fit(batch, [], cfg)
+        if device == "cuda":
+            torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    events = prof.key_averages()
+    out = {"aten_ops": sum(e.count for e in events if e.key.startswith("aten::"))}
+    if device == "cuda":
+        kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        out["kernels"] = len(kernels)
+        out["launches"] = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernel",
+                                                                    "cudaLaunchKernelExC"))
+        busy_us = sum(e.device_time for e in kernels)  # microseconds of kernel execution
+        out["gpu_busy_share"] = busy_us / 1e6 / wall
+        out["profiled_wall_s"] = wall
+    return out
+
+
+def part_ops(args, train, device: str) -> dict:
+    """Aten operations of the parts of one float32 training batch (same problems): building the
+    Batch, the encoder's forward and backward, the whole loss's forward and backward."""
+    from solvers.vocab import build_encoding
+
+    problems = train[:args.batch_size]
+    encoding = build_encoding(problems, min_count=2)
+    model = solver_for(args, device).build_model(encoding).to(device).train()
+    batch = encoding.batch(problems).to(device)
+
+    def encoder():
+        states, problem = model.encoder(batch.tokens, batch.lengths)
+        (states.sum() + problem.sum()).backward()
+
+    parts = {"batch_building": lambda: encoding.batch(problems), "encoder_fwd_bwd": encoder,
+             "loss_fwd_bwd": lambda: model.loss(batch).backward()}
+    out = {}
+    for name, fn in parts.items():
+        fn()  # warm-up
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            fn()
+        out[name] = sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+    out["decoder_fwd_bwd"] = out["loss_fwd_bwd"] - out["encoder_fwd_bwd"]
+    return out
+
+
+def timed_training(args, train, test, device: str, precision: str) -> dict:
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    solver = solver_for(args, device)
+    cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, progress=False, device=device,
+                      precision=precision, eval_every=10**9, seed=args.seed)
+    result = solver.fit(train, [], cfg)
+    seconds = [e.seconds for e in result.epochs]
+    steady = seconds[1:] or seconds
+    out = {"precision_ran": result.precision, "epoch_seconds": seconds, "epoch_s": statistics.median(steady),
+           "ms_per_problem": 1000 * statistics.median(steady) / len(train)}
+    if device == "cuda":
+        out["peak_gpu_mb"] = torch.cuda.max_memory_allocated() / 2**20
+    t0 = time.perf_counter()
+    solver.predict(test, beam_size=5, batch_size=args.batch_size)
+    out["beam5_problems_s"] = len(test) / (time.perf_counter() - t0)
+    scored = train[:2000]
+    t0 = time.perf_counter()
+    solver.log_likelihood(scored, batch_size=256)
+    out["scoring_problems_s"] = len(scored) / (time.perf_counter() - t0)
+    return out
+
+
+def run_reference(data: Path, train, test, epochs: int, threads: int, device: str) -> dict:
+    """The public GTS trained ``epochs`` on the same train side, in a separate process."""
+    if not REFERENCE.exists():
+        raise SystemExit(f"--reference-epochs: {REFERENCE} not found (the kit lives in ../shared/reference-gts)")
+    with tempfile.TemporaryDirectory() as tmp:
+        split_path = Path(tmp) / "split.json"
+        split_path.write_text(json.dumps({"train": [p.id for p in train], "test": [p.id for p in test]}))
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+        if device != "cuda":
+            env["CUDA_VISIBLE_DEVICES"] = ""  # its code moves inputs to CUDA whenever one is visible
+        launcher = ["-c", ON_CUDA] if device == "cuda" else []
+        cmd = [sys.executable, *launcher, str(REFERENCE), str(data), str(split_path), str(epochs)]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"the reference GTS failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    epochs_seen = []
+    for line in proc.stdout.splitlines():
+        print(f"  reference | {line}", flush=True)
+        if m := EPOCH_LINE.match(line):
+            epochs_seen.append({"seconds": float(m[2]), "ms_per_problem": float(m[4])})
+    if not epochs_seen:
+        raise SystemExit(f"the reference GTS printed no epoch line: {proc.stdout[-1000:]}")
+    steady = epochs_seen[1:] or epochs_seen
+    return {"epochs": epochs_seen, "ms_per_problem": statistics.median(e["ms_per_problem"] for e in steady),
+            "epoch_s": statistics.median(e["seconds"] for e in steady)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    ap.add_argument("--datasets", default="mawps,math23k")
+    ap.add_argument("--precisions", default="fp32,bf16")
+    ap.add_argument("--epochs", type=int, default=3, help="timed epochs (the first is reported apart)")
+    ap.add_argument("--hidden", type=int, default=512)
+    ap.add_argument("--embedding", type=int, default=128)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--skip-timing", action="store_true", help="operation counts only")
+    ap.add_argument("--reference-epochs", type=int, default=0, help="also train the public GTS this many epochs")
+    ap.add_argument("--out", help="write the figures as JSON here")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    device = "cuda" if args.device == "auto" and torch.cuda.is_available() else args.device
+    device = "cpu" if device == "auto" else device
+    gpu = torch.cuda.get_device_name() if device == "cuda" else "none"
+    print(f"device {device} ({gpu}); torch {torch.__version__}; threads {args.threads}; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+    report: dict = {"device": device, "gpu": gpu, "torch": torch.__version__, "args": vars(args), "datasets": {}}
+    for name in args.datasets.split(","):
+        problems = list(load_dataset(name, DATA[name]).problems)
+        train, test = split(problems, args.seed)
+        print(f"{name}: train {len(train)} / test {len(test)}", flush=True)
+        figures = report["datasets"][name] = {}
+        parts = figures["parts_fp32"] = part_ops(args, train, device)
+        print("  fp32 parts of a batch (aten ops): " + ", ".join(f"{k} {v}" for k, v in parts.items()), flush=True)
+        for precision in args.precisions.split(","):
+            row = figures[precision] = ops_per_batch(args, train, device, precision)
+            line = f"  {precision}: {row['aten_ops']} aten ops a batch of {args.batch_size}"
+            if device == "cuda":
+                line += (f", {row['kernels']} kernels ({row['launches']} launches), GPU busy "
+                         f"{100 * row['gpu_busy_share']:.0f}% of the profiled batch")
+            print(line, flush=True)
+            if args.skip_timing:
+                continue
+            row.update(timed_training(args, train, test, device, precision))
+            print(f"  {precision} (ran {row['precision_ran']}): epoch {row['epoch_s']:.2f} s (first "
+                  f"{row['epoch_seconds'][0]:.2f} s), {row['ms_per_problem']:.2f} ms a problem; beam-5 "
+                  f"{row['beam5_problems_s']:.0f} problems/s; scoring {row['scoring_problems_s']:.0f} problems/s"
+                  + (f"; peak GPU memory {row['peak_gpu_mb']:.0f} MB" if device == "cuda" else ""), flush=True)
+        if args.reference_epochs and not args.skip_timing:
+            ref = figures["reference"] = run_reference(DATA[name], train, test, args.reference_epochs, args.threads,
+                                                       device)
+            for precision in args.precisions.split(","):
+                ratio = ref["ms_per_problem"] / figures[precision]["ms_per_problem"]
+                figures[precision]["speedup_vs_reference"] = ratio
+                print(f"  side by side ({name}, {device}): compaug {precision} {figures[precision]['ms_per_problem']:.2f} "
+                      f"ms a problem, reference {ref['ms_per_problem']:.2f}: compaug {ratio:.2f}x", flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -20,6 +20,7 @@ MODULES = {
     "transformer": "solvers.transformer",
     "bert-gts": "solvers.bert_gts",
     "gpt2": "solvers.gpt2",
+    "convs2s": "solvers.convs2s",
 }
 ALIASES = {"seq2seq": "lstm", "bert_gts": "bert-gts"}  # module-style spellings
 SOLVERS = tuple(MODULES)  # the names the settings models and the CLI offer

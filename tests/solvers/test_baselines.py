@@ -28,6 +28,8 @@ SPECS = [
                              dropout=0.0), epochs=100, lr=3e-3, encode_width="embedding_size"),
     Spec("bert-gts", dict(bert_hidden_size=64, bert_layers=1, bert_heads=2, bert_intermediate_size=128,
                           embedding_size=32, hidden_size=64, dropout=0.0), epochs=80, lr=5e-3),
+    Spec("convs2s", dict(embedding_size=32, hidden_size=64, encoder_layers=2, decoder_layers=2, dropout=0.0),
+         epochs=100, lr=3e-3, encode_width="embedding_size"),
     Spec("gpt2", dict(embedding_size=64, n_layer=2, n_head=2, hidden_size=128, dropout=0.0), lr=3e-3,
          encode_width="embedding_size"),
 ]

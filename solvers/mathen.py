@@ -149,9 +149,13 @@ class MathENSolver(Solver):
         """Each member's best beam per problem (what :meth:`predict` selects from)."""
         return {name: m.predict(problems, beam_size, batch_size) for name, m in self.members.items()}
 
+    @staticmethod
+    def select(per_member: dict[str, list[Prediction]]) -> list[Prediction]:
+        """Per problem, the member prediction with the highest score (the first member's on a tie)."""
+        return [max(candidates, key=lambda p: p.score) for candidates in zip(*per_member.values())]
+
     def predict(self, problems: Sequence[Problem], beam_size: int = 5, batch_size: int = 64) -> list[Prediction]:
-        per_member = list(self.member_predictions(problems, beam_size, batch_size).values())
-        return [max(candidates, key=lambda p: p.score) for candidates in zip(*per_member)]  # max: first of ties
+        return self.select(self.member_predictions(problems, beam_size, batch_size))
 
     def log_likelihood(self, problems: Sequence[Problem], batch_size: int = 64) -> list[Likelihood]:
         targets = self._targets(problems)

@@ -77,7 +77,7 @@ def main(argv=None) -> int:
     ap.add_argument("--comdiv", help="the ComDiv split file")
     ap.add_argument("--out", required=True, help="a folder for the per-run figure files")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--epochs", type=int, default=10, help="each member's epochs")
+    ap.add_argument("--epochs", type=int, default=15, help="each member's epochs")
     ap.add_argument("--gts-epochs", type=int, default=3, help="GTS's epochs (speed beside MathEN: seed 0, I.I.D.)")
     ap.add_argument("--eval-every", type=int, default=5)
     ap.add_argument("--lr", type=float, default=2e-3)

@@ -1,4 +1,4 @@
-"""The behaviour every baseline solver (lstm, transformer, bert-gts, gpt2) must show, one table row
+"""The behaviour every baseline solver (lstm, transformer, convs2s, bert-gts, gpt2) must show, one table row
 per solver: it overfits eight problems, the gold likelihood rises, a beam's score is the likelihood
 of its expression, save/load round-trips, and untrained beams give valid expressions only, the same batched as alone.
 Solver-specific checks stay in test_gpt2.py and test_bert_gts.py."""

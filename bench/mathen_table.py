@@ -84,6 +84,7 @@ def main(argv=None) -> int:
     ap.add_argument("--embedding", type=int, default=64)
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--only", choices=["iid", "comdiv"], help="run one split's cells (two processes can share the work)")
     ap.add_argument("--report", action="store_true", help="only print the tables from the figure files there")
     args = ap.parse_args(argv)
     out = Path(args.out)
@@ -93,9 +94,12 @@ def main(argv=None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         sizes = [f"embedding_size={args.embedding}", f"hidden_size={args.hidden}"]
         mathen = sizes + ["member_options=" + json.dumps(member_options())]
-        run_one("gts", "iid", args.iid, args.seeds[0], args, sizes, args.gts_epochs)
+        splits = [(name, path) for name, path in (("iid", args.iid), ("comdiv", args.comdiv))
+                  if args.only in (None, name)]
+        if args.only in (None, "iid"):
+            run_one("gts", "iid", args.iid, args.seeds[0], args, sizes, args.gts_epochs)
         for seed in args.seeds:
-            for name, path in (("iid", args.iid), ("comdiv", args.comdiv)):
+            for name, path in splits:
                 run_one("mathen", name, path, seed, args, mathen, args.epochs)
     print(table(out))
     return 0

@@ -74,8 +74,8 @@ class ConvS2SModel(PrefixDecoderMixin, nn.Module):
         self.attn_back = nn.ModuleList(nn.Linear(E, H) for _ in range(config.decoder_layers))
         self.generate = nn.Linear(E, self.n_outputs)
         self.drop = nn.Dropout(config.dropout)
-        # embeddings drawn from N(0, 0.1) as in fairseq's ConvS2S: with torch's N(0, 1) the attention
-        # scores start huge and the model underfits badly (MAWPS validation 0.20 against 0.59 after 15 epochs)
+        # embeddings drawn from N(0, 0.1) as in fairseq's ConvS2S: with torch's N(0, 1) the unscaled
+        # attention scores start huge and the model underfits (docs/solvers_baselines.md)
         for table in (self.embed, self.slot_embed, self.in_positions, self.out_embed, self.out_positions):
             nn.init.normal_(table.weight, 0.0, 0.1)
             if table.padding_idx is not None:

@@ -20,6 +20,8 @@ MODULES = {
     "transformer": "solvers.transformer",
     "bert-gts": "solvers.bert_gts",
     "gpt2": "solvers.gpt2",
+    "convs2s": "solvers.convs2s",
+    "mathen": "solvers.mathen",  # the lstm + convs2s + transformer ensemble on normalized targets
 }
 ALIASES = {"seq2seq": "lstm", "bert_gts": "bert-gts"}  # module-style spellings
 SOLVERS = tuple(MODULES)  # the names the settings models and the CLI offer

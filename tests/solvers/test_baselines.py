@@ -1,4 +1,4 @@
-"""The behaviour every baseline solver (lstm, transformer, bert-gts, gpt2) must show, one table row
+"""The behaviour every baseline solver (lstm, transformer, convs2s, bert-gts, gpt2) must show, one table row
 per solver: it overfits eight problems, the gold likelihood rises, a beam's score is the likelihood
 of its expression, save/load round-trips, and untrained beams give valid expressions only, the same batched as alone.
 Solver-specific checks stay in test_gpt2.py and test_bert_gts.py."""
@@ -27,6 +27,8 @@ SPECS = [
                              dropout=0.0), epochs=100, lr=3e-3, encode_width="embedding_size"),
     Spec("bert-gts", dict(bert_hidden_size=64, bert_layers=1, bert_heads=2, bert_intermediate_size=128,
                           embedding_size=32, hidden_size=64, dropout=0.0), epochs=80, lr=5e-3),
+    Spec("convs2s", dict(embedding_size=32, hidden_size=64, encoder_layers=2, decoder_layers=2, dropout=0.0),
+         epochs=100, lr=3e-3, encode_width="embedding_size"),
     Spec("gpt2", dict(embedding_size=64, n_layer=2, n_head=2, hidden_size=128, dropout=0.0), lr=3e-3,
          encode_width="embedding_size"),
 ]

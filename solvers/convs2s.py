@@ -46,10 +46,12 @@ class ConvS2SConfig:
     # longest prefix expression beam search may produce; longer training targets share the last
     # output position's embedding
     max_output_len: int = 40
+    quantity_slots: int = 16  # learned quantity slots N0..; raised to the most quantities of a training problem
 
     def __post_init__(self) -> None:
         check_config(self, positive=("embedding_size", "hidden_size", "encoder_layers", "decoder_layers",
-                                     "kernel_size", "max_input_len", "max_output_len"), dropout=("dropout",))
+                                     "kernel_size", "max_input_len", "max_output_len", "quantity_slots"),
+                     dropout=("dropout",))
         if self.kernel_size % 2 == 0:
             raise ValueError(f"kernel_size must be odd, got {self.kernel_size}")
 

@@ -162,6 +162,12 @@ class MathENSolver(Solver):
         per_member = [m.log_likelihood(targets, batch_size) for m in self.members.values()]
         return [max(candidates, key=lambda lik: lik.total) for candidates in zip(*per_member)]
 
+    def unreachable_reason(self, problem: Problem) -> str | None:
+        """A problem no member can express (the reason the first member gives), else None."""
+        target = self._targets([problem])[0]
+        reasons = [m.unreachable_reason(target) for m in self.members.values()]
+        return None if None in reasons else reasons[0]
+
     def encode(self, problems: Sequence[Problem], batch_size: int = 64) -> torch.Tensor:
         return torch.cat([m.encode(problems, batch_size) for m in self.members.values()], dim=1)  # (N, sum H)
 

@@ -144,6 +144,7 @@ def format_summary(result: dict[str, Any]) -> str:
         cells.append(f"{row['train_seconds']:.0f}")
         lines.append("  ".join(f"{c:>8}" for c in cells))
     tracking = result["tracking_uri"]
+    lines += ["", *control_lines(result)]
     lines += [
         "",
         f"run directory : {result['run_dir']}",
@@ -165,7 +166,29 @@ def format_summary(result: dict[str, Any]) -> str:
 
 
 def result_json(result: dict[str, Any]) -> str:
-    return json.dumps({**result, "rounds": [r.to_dict() for r in result["rounds"]]}, indent=2, default=str)
+    control = result.get("control")
+    return json.dumps({**result, "rounds": [r.to_dict() for r in result["rounds"]],
+                       "control": control.to_dict() if control else None}, indent=2, default=str)
+
+
+def control_lines(result: dict[str, Any]) -> list[str]:
+    """The final round beside the equal-update control, set by set, or the plain word that there is none."""
+    records, control = result["rounds"], result.get("control")
+    final = records[-1]
+    if control is None:
+        if final.generation is None:
+            return []
+        return ["no control: this run trained no equal-update control (--no-control), so a rise over rounds "
+                "cannot be told from the effect of more optimizer updates"]
+    lines = [f"final round {final.round} against the equal-update control (the original {control.pool_size} "
+             f"problems, as many optimizer updates as round {final.round}, best epoch {control.best_epoch} on "
+             "validation):"]
+    for name in sorted(final.tests):
+        if name in control.tests:
+            a, b = final.tests[name].answer_acc, control.tests[name].answer_acc
+            lines.append(f"  {name:<12} loop {a:.3f}   control {b:.3f}   loop - control {a - b:+.3f}")
+    lines.append("  one seed: see `compaug study` for seeds, spread and paired intervals")
+    return lines
 
 
 def _writable(directory: Path) -> None:

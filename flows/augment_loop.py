@@ -8,6 +8,7 @@ last completed round.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -192,6 +193,8 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
             records = [rundir.read_record(run_dir, r) if r in done
                        else run_round(r, params, configs, run_dir, sets, gap, tracker, scoring, progress)
                        for r in wanted]
+        control = _equal_update_control(configs, run_dir, sets, records, logger) if configs.loop.runs_control() \
+            else None
         tracker.log_plot(records)
         final_checkpoint = rundir.round_dir(run_dir, configs.loop.rounds) / "checkpoint"
         tracker.log_final(final_checkpoint, records)
@@ -207,4 +210,34 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
     return {"run_dir": run_dir, "rounds": records, "data": report, "tracking_uri": params.tracking(),
             "experiment": params.experiment_name(), "mlflow_run_id": tracker.parent_run_id,
             "mlflow_experiment_id": tracker.experiment_id,
-            "final_checkpoint": final_checkpoint, "flow_run_id": _flow_run_id()}
+            "final_checkpoint": final_checkpoint, "flow_run_id": _flow_run_id(), "control": control}
+
+
+def _equal_update_control(configs: RunConfigs, run_dir: Path, sets: DataSets, records: list[RoundRecord],
+                          logger) -> RoundRecord:
+    """The control of the run, trained once after round T (or read back when a resumed run has it):
+    the original pool for as many optimizer updates as round T's training had (epochs x final pool /
+    original pool, ``control_epochs``), best epoch on validation, evaluated on every test set. Without
+    it a rising accuracy over rounds cannot be told from the effect of more gradient steps."""
+    from tasks.study.grid import control_epochs
+
+    directory = run_dir / "control"
+    marker = directory / "metrics.json"
+    if marker.exists():
+        return RoundRecord.from_dict(json.loads(marker.read_text(encoding="utf-8")))
+    directory.mkdir(parents=True, exist_ok=True)
+    epochs = control_epochs(configs.train.epochs, records[0].pool_size, records[-1].pool_size)
+    logger.info("equal-update control: the original %d problems for %d epochs (round %d: %d problems for %d)",
+                records[0].pool_size, epochs, records[-1].round, records[-1].pool_size, configs.train.epochs)
+    start = time.perf_counter()
+    train_config = replace(configs.train, epochs=epochs, resume_dir=str(directory / "train_state"))
+    summary = steps.train_solver(rundir.round_dir(run_dir, 0) / "pool.jsonl", sets.valid, configs.solver_name,
+                                 configs.solver, train_config, directory / "checkpoint", None, None)
+    tests = steps.evaluate_solver(directory / "checkpoint", sets.tests, configs.train.beam_size,
+                                  configs.train.device, directory)
+    record = RoundRecord(round=0, pool_size=records[0].pool_size, train_seconds=summary.seconds,
+                         best_epoch=summary.best_epoch, valid_answer_acc=summary.best_valid_answer_acc, tests=tests,
+                         relative_gap=relative_gap(tests), round_seconds=time.perf_counter() - start,
+                         precision=summary.precision)
+    rundir.write_json_atomic(marker, record.to_dict())
+    return record

@@ -243,13 +243,15 @@ class LoopParams(Strict):
     def fingerprint(self) -> str:
         """Hash of every parameter that changes results (not where they go or who tracks them).
         ``loop.rounds`` is left out: rounds 0..T do not depend on T, so asking for more rounds of the
-        same run continues it; so is where the candidates are scored, which gives the same scores.
+        same run continues it; so are ``loop.control`` (trained beside the rounds) and where the
+        candidates are scored, which gives the same scores.
         The loop section is hashed flat, as its fields were at the top level before it existed, so that
         every run directory made since keeps its name."""
         payload = self.model_dump(mode="json", exclude={"out_dir", "tracking_uri", "experiment",
                                                         "mlflow_parent_run_id", *WHERE_SCORED})
         loop, defaults = payload.pop("loop"), LoopSettings()
         loop.pop("rounds")
+        loop.pop("control")  # the control is trained beside the rounds, in control/: it changes none of them
         payload.update({k: v for k, v in loop.items() if k in FIRST_LOOP_SETTINGS or v != getattr(defaults, k)})
         for dotted in ADDED_AT_DEFAULT:  # fields added after runs existed: at their default, the hash is unchanged
             *sections, key = dotted.split(".")

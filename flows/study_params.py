@@ -82,7 +82,8 @@ class StudyParams(Strict):
         if not augment["operators"]:
             raise ValueError(f"cell {cell.key}: arm {cell.arm} leaves no operator")
         train = self.train.model_dump() | dict(arm.train) | ({"epochs": epochs} if epochs else {})
-        loop = self.loop.model_dump() | dict(arm.loop)
+        # a study has its own control arm (budget matched per seed): its cells train no control of their own
+        loop = self.loop.model_dump() | dict(arm.loop) | {"control": False}
         if not loop["warm_start"]:  # only the warm-starting arms train rounds 1..T for warm_start_epochs
             loop["warm_start_epochs"] = None
         return LoopParams.model_validate({

@@ -39,6 +39,10 @@ class LoopConfig:
     augment_rounds: bool = _setting(True, "False: rounds 1..T generate and add nothing and only train again on "
                                     "the original pool (with warm_start: the control for the warm-started "
                                     "loop's extra training and learning-rate restarts)")
+    control: bool = _setting(True, "after round T, train the equal-update control: the original pool for as "
+                             "many optimizer updates as round T had (epochs x final pool / original pool, best "
+                             "epoch on validation), so the summary shows what the added problems did beside "
+                             "what more updates do; False: the run has no control (its summary says so)")
 
     def __post_init__(self) -> None:
         if isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or not 0 <= self.rounds <= MAX_ROUNDS:
@@ -58,6 +62,10 @@ class LoopConfig:
     def augments(self, round_index: int) -> bool:
         """Whether round ``round_index`` generates, scores and keeps candidates (round 0 never does)."""
         return round_index > 0 and self.augment_rounds
+
+    def runs_control(self) -> bool:
+        """Whether the run ends with the equal-update control (only a loop that adds problems has one)."""
+        return self.control and self.rounds > 0 and self.augment_rounds
 
     def warm_starts(self, round_index: int) -> bool:
         """Whether round ``round_index`` trains on from the previous round's weights."""

@@ -378,3 +378,30 @@ def test_rounds_without_augmentation_train_again_on_the_original_pool(prefect_ha
     pools = [(rundir.round_dir(run_dir, r) / "pool.jsonl").read_text() for r in (0, 1, 2)]
     assert pools[0] == pools[1] == pools[2]
     assert not any((rundir.round_dir(run_dir, r) / "candidates.jsonl").exists() for r in (1, 2))
+
+
+def test_the_run_ends_with_the_equal_update_control(finished_run):
+    """One extra training on the original pool with as many optimizer updates as round T had, evaluated
+    on the same test sets; the summary prints both final accuracies side by side."""
+    from cli.run import control_lines
+
+    params, result = finished_run
+    rounds, control = result["rounds"], result["control"]
+    assert control is not None and control.pool_size == rounds[0].pool_size
+    wanted = max(2, math.ceil(2 * rounds[-1].pool_size / rounds[0].pool_size))  # epochs x final / original pool
+    assert wanted > 2  # the pool grew, so the control trains longer than a round
+    ckpt = json.loads((params.run_dir() / "control" / "checkpoint" / "checkpoint.json").read_text())
+    assert ckpt["extra"]["training"]["train_config"]["epochs"] == wanted
+    assert set(control.tests) == set(rounds[-1].tests)
+    assert json.loads((params.run_dir() / "control" / "metrics.json").read_text())["pool_size"] == rounds[0].pool_size
+    lines = control_lines(result)
+    assert "equal-update control" in lines[0] and any(line.strip().startswith("iid") for line in lines)
+
+
+def test_a_run_without_control_says_so_and_keeps_its_run_directory(finished_run, tmp_path):
+    from cli.run import control_lines
+
+    params, result = finished_run
+    off = tiny_params(tmp_path, control=False)
+    assert off.fingerprint() == tiny_params(tmp_path).fingerprint()  # the control changes no round
+    assert control_lines({**result, "control": None})[0].startswith("no control")

@@ -16,11 +16,12 @@ RAW = [
     ("Lily read 15 pages on Monday and twice as many on Tuesday. How many pages did she read?", "x=15+15*2", 45),
 ]
 
-# by hand: slots number the quantities in order of appearance; "twice" is the constant 2
+# by hand: slots number the quantities in order of appearance; "twice" is the quantity 2 (a number word
+# the equation uses, mwp/problem.py)
 GOLD = [
     ["+", "N0", "N1"], ["-", "N0", "N1"], ["*", "N0", "N1"], ["/", "N0", "N1"],
     ["+", "+", "N0", "N1", "N2"], ["-", "N2", "*", "N0", "N1"], ["+", "*", "N0", "N1", "N2"],
-    ["+", "N0", "*", "N0", "2"],
+    ["+", "N0", "*", "N0", "N1"],
 ]
 
 # unseen problems with 1 and 4 quantities, for the validity checks

@@ -6,7 +6,6 @@ import torch
 
 from baseline_toys import toy_problems
 from solvers.convs2s import ConvS2SConfig, ConvS2SSolver
-from solvers.vocab import build_encoding
 
 TINY = ConvS2SConfig(embedding_size=16, hidden_size=32, encoder_layers=2, decoder_layers=2, dropout=0.0)
 
@@ -14,7 +13,7 @@ TINY = ConvS2SConfig(embedding_size=16, hidden_size=32, encoder_layers=2, decode
 def untrained(config=TINY):
     torch.manual_seed(0)
     solver = ConvS2SSolver(config, device="cpu")
-    solver.encoding = build_encoding(toy_problems())
+    solver.encoding = solver.build_encoding(toy_problems())
     solver.model = solver.build_model(solver.encoding).eval()
     return solver
 

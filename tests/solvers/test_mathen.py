@@ -126,7 +126,8 @@ def test_the_loop_trains_scores_and_evaluates_it_from_one_directory(tmp_path):
     metrics = evaluate_checkpoint(tmp_path / "ckpt", {"toys": _jsonl(tmp_path, problems)}, beam_size=2, device="cpu")
     assert metrics["toys"].n == 8
     scores, unscorable = score_with_checkpoint(tmp_path / "ckpt", problems, "confidence", {}, seed=0, device="cpu")
-    assert unscorable == 0 and len(scores) == 8 and all(0 < s <= 1 for s in scores)
+    assert not unscorable and len(scores) == 8 and all(0 < s <= 1 for s in scores)
+    assert metrics["toys"].unreachable == 0
     warm = train_solver(problems, problems[:4], "mathen", SMALL_CONFIG, config, tmp_path / "warm", tmp_path / "ckpt")
     assert len(warm.epochs) == 6
 

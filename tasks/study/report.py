@@ -13,21 +13,7 @@ from mwp.durable import write_json_durable, write_text_durable
 from tasks.study.arms import ARMS, PER_ROUND, RETENTION, TABLE1, TABLE5, WARM_START, in_table
 from tasks.study.cells import CellResult, compound_coverage, kept_diversity, kept_sample, main_set
 from tasks.study.sd_report import SD, sd_sections
-from tasks.study.stats import Interval, mean_std, paired_bootstrap
-
-
-def _fmt(values: Sequence[float]) -> str:
-    if not values:
-        return "-"
-    mean, std = mean_std(values)
-    return f"{mean:.3f} ± {std:.3f} (n={len(values)})"
-
-
-def _interval(iv: Interval | None) -> str:
-    if iv is None:
-        return "-"
-    mark = "" if iv.excludes_zero else ", includes 0"
-    return f"{iv.difference:+.3f} [{iv.low:+.3f}, {iv.high:+.3f}{mark}]"
+from tasks.study.stats import Interval, format_interval as _interval, format_values as _fmt, mean_std, paired_bootstrap
 
 
 class Study:

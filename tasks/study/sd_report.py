@@ -12,23 +12,10 @@ from typing import Sequence
 from mwp.problem import read_problems_jsonl
 from tasks.loop import rundir
 from tasks.study.cells import CellResult, compound_coverage, kept_diversity
-from tasks.study.stats import Interval, mean_std, paired_bootstrap
+from tasks.study.stats import Interval, format_interval as _interval, format_values as _mean, paired_bootstrap
 
 SD = "sd"  # the test set (and split) name of an SD study
 KINDS = ("structural", "lexical")
-
-
-def _mean(values: Sequence[float]) -> str:
-    if not values:
-        return "-"
-    mean, std = mean_std(values)
-    return f"{mean:.3f} ± {std:.3f}"
-
-
-def _interval(iv: Interval | None) -> str:
-    if iv is None:
-        return "-"
-    return f"{iv.difference:+.3f} [{iv.low:+.3f}, {iv.high:+.3f}]" + ("" if iv.excludes_zero else " (includes 0)")
 
 
 def kind_accuracy(result: CellResult, labels: dict[str, str], kind: str) -> float | None:

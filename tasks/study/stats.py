@@ -80,3 +80,19 @@ def paired_bootstrap_per_seed(a: Mapping[int, Mapping[str, bool]], b: Mapping[in
     draws = boot[rows, np.arange(resamples)[:, None], np.arange(len(seeds))[None, :]].mean(axis=1)
     low, high = np.percentile(draws, [2.5, 97.5])
     return Interval(float(np.mean(points)), float(low), float(high), len(seeds), total, resamples)
+
+
+def format_values(values: Sequence[float]) -> str:
+    """Mean ± std over seeds and how many, for a report cell ("-" for none)."""
+    if not values:
+        return "-"
+    mean, std = mean_std(values)
+    return f"{mean:.3f} ± {std:.3f} (n={len(values)})"
+
+
+def format_interval(iv: Interval | None) -> str:
+    """A paired difference with its interval, marked when the interval includes 0."""
+    if iv is None:
+        return "-"
+    mark = "" if iv.excludes_zero else ", includes 0"
+    return f"{iv.difference:+.3f} [{iv.low:+.3f}, {iv.high:+.3f}{mark}]"

@@ -28,13 +28,20 @@ LOOP_CASES = {
 
 def sandbox(base: Path) -> Path:
     """A working directory where the study files' relative paths resolve: ../shared/data (a link to the
-    real data) and stand-in split files under ../compaug-runs/splits and runs/splits."""
+    real data), stand-in split files under ../compaug-runs/splits and runs/splits, and stand-in SD sets
+    under ../compaug-runs/sd."""
     cwd = base / "checkout"
     cwd.mkdir(parents=True, exist_ok=True)
     shared = base / "shared"
     if not shared.exists():
         shared.symlink_to(ROOT.parent / "shared" if (ROOT.parent / "shared").exists() else Path("/work/shared"))
     stand_in = json.dumps({"train": ["a"], "test": ["b"]})
+    for name in ("mawps", "builtin"):  # the SD studies' sets (`compaug sd ... --out ../compaug-runs/sd/NAME`)
+        folder = base / "compaug-runs" / "sd" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for file in ("train.jsonl", "test.jsonl"):
+            (folder / file).write_text("")
+        (folder / "split.json").write_text(stand_in)
     for folder in (base / "compaug-runs" / "splits", cwd / "runs" / "splits"):
         folder.mkdir(parents=True, exist_ok=True)
         for name in ("mawps-comdiv-c0.77.json", "mawps-iid.json"):

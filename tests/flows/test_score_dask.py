@@ -23,8 +23,15 @@ def _scored(run_dir, name):
 
 
 def test_two_scoring_workers_give_the_same_scores_and_kept_set(prefect_harness, tmp_path):
-    here = augment_loop(_params(tmp_path / "one"))
-    sharded = augment_loop(_params(tmp_path / "two", score_workers=2, score_threads=1))
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a matrix product's sums split by thread: one thread here as in each worker
+    try:
+        here = augment_loop(_params(tmp_path / "one"))
+        sharded = augment_loop(_params(tmp_path / "two", score_workers=2, score_threads=1))
+    finally:
+        torch.set_num_threads(threads)
     assert here["run_dir"].name == sharded["run_dir"].name  # where it is scored is not part of the run's identity
     scored = _scored(here["run_dir"], "scored.jsonl")
     assert len(scored) > SCORE_CHUNK  # two chunks at least, so the sharding is exercised

@@ -12,8 +12,9 @@ The baseline measured in the same run is the cost of reading the pool (load + bu
 One round as the loop runs it, on the training side of a split (a ``compaug split`` file over Math23K, or
 a ``compaug sd`` directory): default config (cap included), generation, verification, consistency
 checks and the leakage comparison with validation and every test set; prints the seconds of each part
-(Chinese segmentation, the first time, is inside generation), verified candidates per operator and
-every rejection by reason. The round's wall seconds and CPU seconds are both printed, with the load
+(Chinese segmentation, the first time, is inside generation), verified candidates per operator with
+their root templates (the first two prefix tokens: ``/ -`` is a subtraction divided) and every
+rejection by reason. The round's wall seconds and CPU seconds are both printed, with the load
 average: on a shared machine the wall time includes waiting for a core.
 """
 from __future__ import annotations
@@ -64,6 +65,7 @@ def one_size(name: str, data: Path, fraction: float, cap: int | None) -> dict:
 
 def one_round(kind: str, where: Path, data: Path, operators: tuple[str, ...]) -> dict:
     """One default round on the train side of a split, with the leakage check against held-out sets."""
+    from mwp.expr import to_prefix
     from mwp.readers import read_math23k, read_problems
     from tasks.augment.base import AugmentConfig
     from tasks.augment.generate import generate_candidates
@@ -85,12 +87,16 @@ def one_round(kind: str, where: Path, data: Path, operators: tuple[str, ...]) ->
     batch = generate_candidates(train, AugmentConfig(operators=operators), 1, held_out)
     t_round, c_round = time.perf_counter() - t2, time.process_time() - c2
     by_op: dict[str, int] = {}
+    roots: dict[str, dict[str, int]] = {}  # operator -> root (first two prefix tokens) -> verified candidates
     for p in batch.candidates:
         by_op[p.provenance.operator] = by_op.get(p.provenance.operator, 0) + 1
+        root = " ".join(to_prefix(p.expression)[:2])
+        roots.setdefault(p.provenance.operator, {})[root] = roots.get(p.provenance.operator, {}).get(root, 0) + 1
     return {"data": kind, "where": str(where), "train": len(train), "valid": len(valid),
             "tests": {k: len(v) for k, v in tests.items()}, "operators": list(operators),
             "load_s": round(t_load, 2), "held_out_index_s": round(t_index, 2),
             "round_s": round(t_round, 2), "round_cpu_s": round(c_round, 2), "verified": by_op,
+            "verified_roots": {op: dict(sorted(r.items(), key=lambda kv: -kv[1])) for op, r in roots.items()},
             "load_average_1min": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "rejected": dict(sorted(batch.rejected.items()))}

@@ -138,15 +138,19 @@ def _is_noun_word(token: str) -> bool:
     return token.isalpha() and token.islower() and len(token) > 1 and token not in _FUNCTION
 
 
+# Bare verbs that follow a counted noun in a question ("How many tarts go in each box?").
+_BARE_VERBS = frozenset("go goes went fit fits come comes came".split())
+
+
 def _verb_like(word: str) -> bool:
-    return word.endswith(("ed", "ing")) and word not in ("bed", "red", "shed", "sled", "seed", "weed", "string",
-                                                           "ring", "king", "wing", "ceiling", "building", "painting")
+    return word in _BARE_VERBS or word.endswith(("ed", "ing")) and word not in (
+        "bed", "red", "shed", "sled", "seed", "weed", "string", "ring", "king", "wing", "ceiling", "building", "painting")
 
 
 def noun_run(tokens: Sequence[str], start: int, limit: int = 4) -> tuple[int, int] | None:
     """The span (start, end) of the noun phrase beginning at ``start`` (adjectives and a head noun, at most
     ``limit`` words, multipliers and cue words such as "more" skipped), or None. Trailing words ending in
-    -ed/-ing are verbs ("28 passed", "124 students making"), not the head."""
+    -ed/-ing and a few bare verbs are verbs ("28 passed", "124 students making", "tarts go"), not the head."""
     i = start
     while i < len(tokens) and (tokens[i].lower() in _MULTIPLIERS or tokens[i].lower() in CUE_WORDS_EN
                                or tokens[i] in ("-",)):

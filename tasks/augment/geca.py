@@ -5,6 +5,9 @@ the question of q and s'_i share their environment once the quantity and the int
 out ("How many peaches?" and "There are 36 peaches," share "_ peaches", Figure 3a), i.e. they count
 the same entity (entities.py: singular and plural folded), and, where both name one, the same holder.
 q's narrative takes the place of s'_i; q's expression takes the place of the quantity of s'_i in e'.
+English holdings pair beyond an equal predicate ("has 24 oranges stored in boxes" with "How many oranges
+will Melissa have?"; "bakes 62 tarts" with a narrative that opens "bakes 66 tarts" and asks what is
+left): holding.py.
 Operation 2 swaps one entity of q (a name or a counted noun) for an alternative the pool shows in a
 common environment, everywhere in q, question included (swap.py); the expression is kept.
 Sampling is seeded, a few candidates per problem, never a pairwise comparison of problems.
@@ -14,17 +17,16 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
-from lemminflect import getLemma
-
 from mwp.expr import Qty, quantity_slots, substitute
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END
 from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units, rng_for
 from tasks.augment import zh
-from tasks.augment.base import CUE_WORDS_EN
-from tasks.augment.morph import lemma, singular
 from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
                                     has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
+from tasks.augment.en_refusal import en_refusal
+from tasks.augment.holding import (holding_modifier, host_refusal, introduced_as_known, is_holding_question,
+                                   opening, refers_to_dropped)
 from tasks.augment.swap import nouns_of, pool_entities, pronoun_gender, swap_entity
 
 
@@ -156,51 +158,13 @@ def _donor_inconsistent(problem: Problem, u: Units, reading) -> str | None:
     """A donor's question must be about its own narrative: the entity it asks for is counted by a quantity
     its expression uses, and the person it names is named there ("Adam fills 5 bags with bananas. How
     many plums does Olivia have?" donates nothing: SD's decomposed parts can read like that)."""
-    if not asks_about_used_entity(problem):
+    if not asks_about_used_entity(problem) or problem.language != "zh" and introduced_as_known(problem, reading):
         return "op1_donor_question_not_about_its_narrative"
     asked_of = reading.question_holder
     if asked_of is not None and asked_of != UNRESOLVED:
         if asked_of not in names_in(problem.tokens[:u.spans[-1][0]], problem.language):
             return "op1_donor_question_names_someone_not_in_its_narrative"
     return None
-
-
-def _en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Sequence[str]) -> str | None:
-    """English clauses that lean on the statement ("Mike worked 3 hours, each day, for 5 days") and an
-    "I" who would do what the donor's named person did ("Spencer walked ... How long did it take me?")."""
-    if c + 1 < len(u.spans) - 1:
-        a, b = u.spans[c + 1]
-        if host.tokens[a].lower() in ("each", "every", "per") and b - a <= 3:  # ", each day," has no verb
-            return "op1_next_clause_leans_on_the_statement"
-    if any(t in ("I", "we", "We") for t in host.tokens) and names_in(narrative):
-        return "op1_holder_differs"
-    rest = [t for k, (a, b) in enumerate(u.spans) if k != c for t in host.tokens[a:b]]
-    if _verbs(narrative) & _verbs(rest) and _nouns(narrative, host) & _nouns(rest, host):
-        return "op1_donor_restates_the_host"  # "For his birthday he got ..." after "received 67 dollars for his birthday"
-    return None
-
-
-def _nouns(tokens: Sequence[str], host: Problem) -> set[str]:
-    """Content words that are not verbs, cue words or the host's counted entities."""
-    counted = set(read(host).quantity_entities)
-    return {singular(t) for t in tokens if t.isalpha() and t[:1].islower() and t.lower() not in _FUNCTION
-            and t.lower() not in CUE_WORDS_EN and getLemma(t.lower(), upos="NOUN", lemmatize_oov=False)
-            and lemma(t.lower()) == t.lower() and singular(t) not in counted}
-
-
-_PLAIN_VERBS = frozenset({"be", "have", "do", "will", "would", "can", "could"})
-
-
-def _verbs(tokens: Sequence[str]) -> set[str]:
-    """Lemmas of the inflected verbs of the tokens (spent, got, gives), be/have/do left out."""
-    out = set()
-    for t in tokens:
-        low = t.lower()
-        if low.isalpha() and t[:1].islower() and getLemma(low, upos="VERB", lemmatize_oov=False):
-            lem = lemma(low)
-            if lem != low and lem not in _PLAIN_VERBS:
-                out.add(lem)
-    return out
 
 
 def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: Problem, narrative: Sequence[str],
@@ -256,7 +220,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     # Donors by (entity, what the question says of it): a host statement looks up its own pair, so only
     # donors whose question asks for what the statement states are ever drawn.
     donors: dict[tuple[str, frozenset[str]], list[int]] = defaultdict(list)
+    holding_donors: dict[str, list[int]] = defaultdict(list)  # English questions asking what is held (holding.py)
     asks: dict[int, frozenset[str]] = {}
+    openings: dict[int, tuple | None] = {}  # English donors: (entity, predicate, holder) of their first clause
     for d, (problem, u, reading) in enumerate(zip(problems, units, readings)):
         if not donor_ok(problem, u) or reading.question_entity is None or has_abbreviation(problem.tokens):
             continue
@@ -268,6 +234,10 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 continue
             asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity, problem.language)
             donors[(reading.question_entity, asks[d] - neutral(problem.language)[0])].append(d)
+            if problem.language != "zh":
+                openings[d] = opening(problem, u.spans[:-1], u.qty_pos, reading)
+                if is_holding_question(asks[d], neutral("en")[0]):
+                    holding_donors[reading.question_entity].append(d)
     entities_asked = {entity for entity, _ in donors}
     order = list(range(len(problems)))
     rng.shuffle(order)
@@ -294,8 +264,21 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if sum(start <= pos < end for pos in u.qty_pos) != 1:
                 continue  # "on Monday he worked 8 hours and on Tuesday 2 hours": one clause, two amounts
             states = predicate(host.tokens, start, end, entity, lang)
-            if donors.get((entity, states - neutral(lang)[1])):
-                clauses.append((c, entity, states))
+            exact = donors.get((entity, states - neutral(lang)[1]), [])
+            refused = host_refusal(host, u.spans, reading, c, entity) if lang != "zh" else None
+            if refused:
+                batch.rejected[refused] += 1  # a spliced host: "Lucy bakes 30 buns. Bob buys 20 more buns. ... Bob"
+                continue
+            held = [d for d in holding_donors.get(entity, ()) if d not in exact and openings[d]
+                    and openings[d][:2] == (entity, states)]  # "bakes 66 tarts. The family eats 4." for "bakes 62 tarts"
+            modifier = holding_modifier(host.tokens, start, end, u.qty_pos[slot], entity) if lang != "zh" else None
+            if modifier is not None and refers_to_dropped(host.tokens, end, modifier):
+                batch.rejected["op1_host_refers_to_the_dropped_modifier"] += 1  # "at a school" ... "at the school"
+            elif modifier is not None:
+                held += [d for d in holding_donors.get(entity, ()) if d not in exact and d not in held]
+            pool = exact + held
+            if pool:
+                clauses.append((c, entity, states, pool, set(held)))
             else:
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
         if not clauses:
@@ -305,13 +288,12 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         for _ in range(4 * cfg.per_problem_cap):
             if len(made) >= cfg.per_problem_cap:
                 break
-            c, entity, states = clauses[rng.randrange(len(clauses))]
-            pool = donors[(entity, states - neutral(lang)[1])]
+            c, entity, states, pool, held = clauses[rng.randrange(len(clauses))]
             d = pool[rng.randrange(len(pool))]
             if d == p or (c, d) in made:
                 continue
             made.add((c, d))
-            if not agree(states, asks[d], lang):
+            if d not in held and not agree(states, asks[d], lang):
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
                 continue
             host_words, donor_words = _content(host), _content(problems[d])
@@ -324,8 +306,15 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
             holder, asked_of = reading.clause_holders[c], readings[d].question_holder
+            if d in held and asked_of is None and len(names_in(narrative)) == 1:
+                asked_of = next(iter(names_in(narrative)))  # "Randy has 78 blocks. ... How many blocks are left?"
+            first = openings.get(d)
+            if d in held and (first is None or first[0] != entity or first[2] != asked_of) or first and \
+                    first[0] == entity and asked_of in names_in(narrative) and first[2] in names_in(narrative) - {asked_of}:
+                batch.rejected["op1_donor_question_not_about_its_opening"] += 1  # "Peter bakes ... Joan buys ... Joan"
+                continue
             if lang != "zh":
-                refusal = _en_refusal(host, u, c, problems[d], narrative)
+                refusal = en_refusal(host, u, c, problems[d], narrative)
                 if refusal:
                     batch.rejected[refusal] += 1
                     continue
@@ -342,6 +331,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                       f"predicate={sorted(states)}")
             if rename:
                 detail += f" renamed={rename[0]}->{rename[1]}"
+            if d in held:
+                detail += " holding"
             out = operation1(host, u, c, problems[d], units[d], detail, round_, rename)
             if isinstance(out, str):
                 batch.rejected[out] += 1

@@ -112,7 +112,9 @@ def pool_entities(problems: Sequence[Problem], lexicon_gender: dict[str, str] | 
         if problem.language != "en":
             continue
         nouns, names = nouns_of(problem), names_in(problem.tokens)
-        if len(names) == 1 and problem.provenance.round == 0:
+        # SD's decomposed parts join two problems' clauses ("Betty has 12 oranges ... how many rides could
+        # he go on?"), so their pronouns say nothing of a name's gender.
+        if len(names) == 1 and problem.provenance.round == 0 and problem.provenance.operator != "sd_decomposition":
             (name,), g = tuple(names), pronoun_gender(problem.tokens)
             if g in ("f", "m"):
                 votes[name].add(g)

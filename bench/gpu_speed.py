@@ -22,11 +22,8 @@ import argparse
 import json
 import os
 import random
-import re
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -45,8 +42,6 @@ from solvers.base import TrainConfig  # noqa: E402
 from solvers.registry import build_solver  # noqa: E402
 
 DATA = {"mawps": ROOT.parent / "shared/data/mawps/MAWPS.json", "math23k": ROOT.parent / "shared/data/math23k/math23k.json"}
-REFERENCE = ROOT.parent / "shared" / "reference-gts" / "reference_gts.py"
-EPOCH_LINE = re.compile(r"^epoch (\d+) seconds ([\d.]+) problems (\d+) ms_per_problem ([\d.]+)")
 # Runs the reference driver with every tensor it creates on CUDA: its driver builds the models on
 # the CPU while the public training code moves the inputs to CUDA whenever a GPU is present.
 ON_CUDA = ("import runpy, sys, torch; torch.set_default_device('cuda'); sys.argv = sys.argv[1:]; "
@@ -143,26 +138,18 @@ def timed_training(args, train, test, device: str, precision: str) -> dict:
 
 def run_reference(data: Path, train, test, epochs: int, threads: int, device: str) -> dict:
     """The public GTS trained ``epochs`` on the same train side, in a separate process."""
-    if not REFERENCE.exists():
-        raise SystemExit(f"--reference-epochs: {REFERENCE} not found (the kit lives in ../shared/reference-gts)")
-    with tempfile.TemporaryDirectory() as tmp:
-        split_path = Path(tmp) / "split.json"
-        split_path.write_text(json.dumps({"train": [p.id for p in train], "test": [p.id for p in test]}))
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-        if device != "cuda":
-            env["CUDA_VISIBLE_DEVICES"] = ""  # its code moves inputs to CUDA whenever one is visible
-        launcher = ["-c", ON_CUDA] if device == "cuda" else []
-        cmd = [sys.executable, *launcher, str(REFERENCE), str(data), str(split_path), str(epochs)]
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if proc.returncode:
-        raise SystemExit(f"the reference GTS failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    from solver_speed import EPOCH_LINE, reference_stdout
+
+    # its code moves inputs to CUDA whenever one is visible: off the GPU none is
+    env = {} if device == "cuda" else {"CUDA_VISIBLE_DEVICES": ""}
+    stdout = reference_stdout(data, train, test, epochs, threads, env, ("-c", ON_CUDA) if device == "cuda" else ())
     epochs_seen = []
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         print(f"  reference | {line}", flush=True)
         if m := EPOCH_LINE.match(line):
             epochs_seen.append({"seconds": float(m[2]), "ms_per_problem": float(m[4])})
     if not epochs_seen:
-        raise SystemExit(f"the reference GTS printed no epoch line: {proc.stdout[-1000:]}")
+        raise SystemExit(f"the reference GTS printed no epoch line: {stdout[-1000:]}")
     steady = epochs_seen[1:] or epochs_seen
     return {"epochs": epochs_seen, "ms_per_problem": statistics.median(e["ms_per_problem"] for e in steady),
             "epoch_s": statistics.median(e["seconds"] for e in steady)}

@@ -90,24 +90,31 @@ EPOCH_LINE = re.compile(r"^epoch (\d+) seconds ([\d.]+) problems (\d+) ms_per_pr
 EVAL_LINE = re.compile(r"inference ([\d.]+) problems/s")
 
 
-def run_reference(data: str, train, test, epochs: int, threads: int, evaluate: bool, omp_wait: str = "same") -> dict:
-    """Train the public GTS for ``epochs`` on the same train side in a separate process (its own
-    driver; the GPL-3 kit is never imported here) and parse its per-epoch lines. ``omp_wait``:
-    ``same`` runs it with this process's OpenMP wait policy, ``passive``/``active`` with that one."""
+def reference_stdout(data, train, test, epochs: int, threads: int, env: dict | None = None,
+                     launcher: tuple[str, ...] = (), args: tuple[str, ...] = ()) -> str:
+    """The public GTS trained ``epochs`` on the same train side in a separate process (its own driver;
+    the GPL-3 kit is never imported here), with ``env`` over this process's environment; its stdout."""
     if not REFERENCE.exists():
         raise SystemExit(f"--reference-epochs: {REFERENCE} not found (the kit lives in ../shared/reference-gts)")
     with tempfile.TemporaryDirectory() as tmp:
         split_path = Path(tmp) / "split.json"
         split_path.write_text(json.dumps({"train": [p.id for p in train], "test": [p.id for p in test]}))
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-        if omp_wait != "same":
-            env |= {"OMP_WAIT_POLICY": omp_wait.upper(), "GOMP_SPINCOUNT": "0" if omp_wait == "passive" else "infinite"}
-        cmd = [sys.executable, str(REFERENCE), data, str(split_path), str(epochs)] + (["--eval"] if evaluate else [])
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        full_env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), **(env or {})}
+        cmd = [sys.executable, *launcher, str(REFERENCE), str(data), str(split_path), str(epochs), *args]
+        proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True)
     if proc.returncode:
         raise SystemExit(f"the reference GTS failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
-    epochs_seen, out = [], {"stdout": proc.stdout}
-    for line in proc.stdout.splitlines():
+    return proc.stdout
+
+
+def run_reference(data: str, train, test, epochs: int, threads: int, evaluate: bool, omp_wait: str = "same") -> dict:
+    """Train the public GTS for ``epochs`` on the same train side and parse its per-epoch lines.
+    ``omp_wait``: ``same`` runs it with this process's OpenMP wait policy, ``passive``/``active`` with that one."""
+    env = {} if omp_wait == "same" else {"OMP_WAIT_POLICY": omp_wait.upper(),
+                                         "GOMP_SPINCOUNT": "0" if omp_wait == "passive" else "infinite"}
+    stdout = reference_stdout(data, train, test, epochs, threads, env, args=("--eval",) if evaluate else ())
+    epochs_seen, out = [], {"stdout": stdout}
+    for line in stdout.splitlines():
         print(f"  reference | {line}", flush=True)
         if m := EPOCH_LINE.match(line):
             epochs_seen.append({"epoch": int(m[1]), "seconds": float(m[2]), "problems": int(m[3]),
@@ -115,7 +122,7 @@ def run_reference(data: str, train, test, epochs: int, threads: int, evaluate: b
         elif m := EVAL_LINE.search(line):
             out["bs1_problems_s"] = float(m[1])
     if not epochs_seen:
-        raise SystemExit(f"the reference GTS printed no epoch line: {proc.stdout[-1000:]}")
+        raise SystemExit(f"the reference GTS printed no epoch line: {stdout[-1000:]}")
     out["epochs"] = epochs_seen
     out["ms_per_problem"] = statistics.median(e["ms_per_problem"] for e in epochs_seen)
     return out

@@ -55,7 +55,10 @@ class TorchSolver(Solver):
 
     def build_encoding(self, train: Sequence[Problem]) -> Encoding:
         """The vocabularies this solver trains with (see solvers/vocab.py on the two kinds of slots)."""
-        slots = None if self.points_at_quantities else self.config.quantity_slots
+        slots = None if self.points_at_quantities else getattr(self.config, "quantity_slots", None)
+        if slots is None and not self.points_at_quantities:
+            raise TypeError(f"{self.name}: a solver with learned quantity slots needs a quantity_slots field in "
+                            f"{type(self.config).__name__} (or points_at_quantities = True)")
         return build_encoding(train, min_count=getattr(self.config, "min_count", 1), n_slots=slots)
 
     def unreachable_reason(self, problem: Problem) -> str | None:

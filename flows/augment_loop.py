@@ -195,6 +195,8 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
                        for r in wanted]
         control = _equal_update_control(configs, run_dir, sets, records, logger) if configs.loop.runs_control() \
             else None
+        if control is not None:
+            tracker.log_control(control, records[-1].round)
         tracker.log_plot(records)
         final_checkpoint = rundir.round_dir(run_dir, configs.loop.rounds) / "checkpoint"
         tracker.log_final(final_checkpoint, records)

@@ -302,6 +302,15 @@ class LoopTracker:
         self.client.log_artifacts(self.parent_run_id, str(checkpoint_dir), "final_solver")
         self.client.log_dict(self.parent_run_id, {"rounds": [r.to_dict() for r in records]}, "rounds.json")
 
+    def log_control(self, control: RoundRecord, last_round: int) -> None:
+        """The equal-update control's accuracies on the parent (``control/acc/<set>``, at the last
+        round's step, beside ``acc/<set>``) and its record as ``control.json``."""
+        for name, m in control.tests.items():
+            self._log_metric(self.parent_run_id, f"control/acc/{name}", round(m.answer_acc, 4), last_round)
+        if control.valid_answer_acc is not None:
+            self._log_metric(self.parent_run_id, "control/acc/valid", round(control.valid_answer_acc, 4), last_round)
+        self.client.log_dict(self.parent_run_id, control.to_dict(), "control.json")
+
     def finish(self, status: str = "FINISHED") -> None:
         """End the parent run; a failure or a stop (KILLED) also ends any child run it left open."""
         if status != "FINISHED":

@@ -396,6 +396,11 @@ def test_the_run_ends_with_the_equal_update_control(finished_run):
     assert json.loads((params.run_dir() / "control" / "metrics.json").read_text())["pool_size"] == rounds[0].pool_size
     lines = control_lines(result)
     assert "equal-update control" in lines[0] and any(line.strip().startswith("iid") for line in lines)
+    from mlflow.tracking import MlflowClient
+
+    logged = MlflowClient(tracking_uri=result["tracking_uri"]).get_metric_history(result["mlflow_run_id"],
+                                                                                "control/acc/iid")
+    assert [(m.step, m.value) for m in logged] == [(rounds[-1].round, round(control.tests["iid"].answer_acc, 4))]
 
 
 def test_a_run_without_control_says_so_and_keeps_its_run_directory(finished_run, tmp_path):

@@ -217,13 +217,15 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
 
 def _equal_update_control(configs: RunConfigs, run_dir: Path, sets: DataSets, records: list[RoundRecord],
                           logger) -> RoundRecord:
-    """The control of the run, trained once after round T (or read back when a resumed run has it):
+    """The control of the run, trained once after round T into ``control/round_TT/`` (or read back when a
+    resumed run has it):
     the original pool for as many optimizer updates as round T's training had (epochs x final pool /
     original pool, ``control_epochs``), best epoch on validation, evaluated on every test set. Without
     it a rising accuracy over rounds cannot be told from the effect of more gradient steps."""
     from tasks.study.grid import control_epochs
 
-    directory = run_dir / "control"
+    # keyed by the round it matches: asking the same run for more rounds later trains a new control
+    directory = run_dir / "control" / rundir.round_dir(run_dir, records[-1].round).name
     marker = directory / "metrics.json"
     if marker.exists():
         return RoundRecord.from_dict(json.loads(marker.read_text(encoding="utf-8")))

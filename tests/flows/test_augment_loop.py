@@ -390,10 +390,11 @@ def test_the_run_ends_with_the_equal_update_control(finished_run):
     assert control is not None and control.pool_size == rounds[0].pool_size
     wanted = max(2, math.ceil(2 * rounds[-1].pool_size / rounds[0].pool_size))  # epochs x final / original pool
     assert wanted > 2  # the pool grew, so the control trains longer than a round
-    ckpt = json.loads((params.run_dir() / "control" / "checkpoint" / "checkpoint.json").read_text())
+    control_dir = params.run_dir() / "control" / "round_02"  # the round it matches
+    ckpt = json.loads((control_dir / "checkpoint" / "checkpoint.json").read_text())
     assert ckpt["extra"]["training"]["train_config"]["epochs"] == wanted
     assert set(control.tests) == set(rounds[-1].tests)
-    assert json.loads((params.run_dir() / "control" / "metrics.json").read_text())["pool_size"] == rounds[0].pool_size
+    assert json.loads((control_dir / "metrics.json").read_text())["pool_size"] == rounds[0].pool_size
     lines = control_lines(result)
     assert "equal-update control" in lines[0] and any(line.strip().startswith("iid") for line in lines)
     from mlflow.tracking import MlflowClient

@@ -123,7 +123,8 @@ def test_each_round_child_spans_its_round_with_epoch_and_round_metrics_on_separa
     client = MlflowClient(tracking_uri=result["tracking_uri"])
     epochs = params.train.epochs
     parent_keys = set(client.get_run(result["mlflow_run_id"]).data.metrics)
-    assert parent_keys and all(k.split("/")[0] in ("acc", "eval", "pool", "verify", "kept", "reject", "score", "time")
+    assert parent_keys and all(k.split("/")[0] in ("acc", "control", "eval", "pool", "verify", "kept", "reject", "score",
+                                                    "time")
                                for k in parent_keys)
     assert {"acc/valid", "acc/iid", "pool/size", "kept/geca_op1", "time/train_seconds"} <= parent_keys
     for r, child in _children(client, result).items():

@@ -93,7 +93,7 @@ class OutputVocab:
             raise IndexError(f"output id {index} outside the vocabulary")
         if index >= self.slot_start:
             return f"N{index - self.slot_start}"
-        return (self.operators + self.constants)[index]
+        return self.operators[index] if index < self.n_ops else self.constants[index - self.n_ops]
 
     def to_dict(self) -> dict[str, Any]:
         return {"operators": list(self.operators), "constants": list(self.constants), "n_slots": self.n_slots}

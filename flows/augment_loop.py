@@ -20,6 +20,7 @@ from typing import Any, Callable
 from prefect import flow
 from prefect.artifacts import create_table_artifact
 from prefect.logging import get_run_logger
+from prefect.states import Cancelled
 
 from flows.params import LoopParams
 from tasks.loop.progress import LoopProgress
@@ -29,9 +30,10 @@ from tasks.loop.tracking_names import loop_run_name
 from solvers.base import EpochStats
 from tasks.loop import rundir, steps
 from tasks.loop.config import RunConfigs
-from tasks.loop.datasets import DataSets, GapMeasure, check_unchanged, source_fingerprint
+from tasks.loop.datasets import DataSets, GapMeasure
 from tasks.loop.record import RoundRecord, relative_gap, table_row
 from tasks.loop.sharding import ScoringWorkers
+from tasks.loop.startup import claim_run
 
 FAULT_ENV = "COMPAUG_FAIL_AT_ROUND"  # fault injection for resume tests: fail when this round starts
 EPOCH_FAULT_ENV = "COMPAUG_FAIL_AFTER_EPOCH"  # "R:E": fail in round R once epoch E is trained and logged
@@ -159,8 +161,17 @@ def augment_loop(params: LoopParams = LoopParams()) -> dict[str, Any]:
     run_dir = params.run_dir()
     # An existing scheduler is checked here, before any training; a local cluster starts at the first scoring.
     scoring = ScoringWorkers(params.score_workers, params.score_dask_address, params.score_threads)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    held = rundir.lock(run_dir)  # a second run on this directory is refused, never interleaved
+    try:
+        # a second run on this directory, or a resume whose data changed, is refused before anything is
+        # written or tracked; the command line refuses it before the flow, a deployment's flow run here
+        held = claim_run(params)
+    except rundir.RunRefused as refused:
+        scoring.close()
+        logger.warning("refused: %s", refused)
+        return Cancelled(message=f"refused: {refused}")  # not Failed: nothing ran, nothing was changed
+    except BaseException:
+        scoring.close()
+        raise
     try:
         return _run_locked(params, run_dir, logger, scoring)
     finally:
@@ -170,8 +181,6 @@ def augment_loop(params: LoopParams = LoopParams()) -> dict[str, Any]:
 
 def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorkers) -> dict[str, Any]:
     configs = params.configs(progress=sys.stderr.isatty())
-    if (run_dir / "data" / "report.json").exists():  # a resume with changed data is refused before MLflow hears of it
-        check_unchanged(run_dir / "data", source_fingerprint(params.data.spec(), params.split_file))
     rundir.write_json_atomic(run_dir / "params.json", params.model_dump(mode="json"))
     tracker = LoopTracker.open(params.tracking(), params.experiment_name(), run_dir, params.flat_dump(),
                                _flow_run_id(), run_name=loop_run_name(params.flat_dump(), params.fingerprint()))

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 from mwp.durable import sync_tree
 from mwp.problem import Problem, write_jsonl
 from mwp.readers import DataSpec
+from tasks.loop.rundir import RunRefused
 from tasks.loop.rundir import write_json_atomic
 
 
@@ -117,14 +118,14 @@ def source_fingerprint(data: DataSpec, split_file: Path | None) -> str:
 
 def check_unchanged(directory: Path, fingerprint: str) -> dict[str, Any] | None:
     """The data report of the sets in ``directory`` (None when none are made yet), after checking that they
-    were made from the data of ``fingerprint`` (:func:`source_fingerprint`): a ValueError in one line
+    were made from the data of ``fingerprint`` (:func:`source_fingerprint`): a :class:`RunRefused` in one line
     otherwise. Run before anything of a resumed run is written or tracked."""
     path = directory / "report.json"
     if not path.exists():
         return None
     report = json.loads(path.read_text(encoding="utf-8"))
     if report.get("source_sha256") != fingerprint:
-        raise ValueError(f"{directory.parent}: the data or split file changed since this run started; resuming "
+        raise RunRefused(f"{directory.parent}: the data or split file changed since this run started; resuming "
                          "would mix rounds made from different data. Use another --out, or delete the run directory.")
     return report
 

@@ -45,6 +45,12 @@ class RunLock:
                 del _HELD[self.key]
 
 
+class RunRefused(ValueError):
+    """A run that must not start (its directory is in use, its data changed since it started); the message
+    is one line that names the directory and what to do. Raised before anything is written or tracked, so
+    the command line prints it and a flow run started by a deployment ends Cancelled with it."""
+
+
 _HELD: dict[str, list] = {}  # resolved run directory -> [open lock file, holders in this process]
 _HELD_GUARD = threading.Lock()
 
@@ -68,7 +74,7 @@ def lock(run_dir: Path) -> RunLock:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
             handle.close()
-            raise ValueError(f"{run_dir} is in use by another run ({holder}); wait for it or use another --out") from None
+            raise RunRefused(f"{run_dir} is in use by another run ({holder}); wait for it or use another --out") from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()}")

@@ -325,8 +325,10 @@ def test_resuming_after_the_data_changed_is_refused(prefect_harness, tmp_path):
     first = augment_loop(params)
     assert first["data"]["usable"] == 60
     data.write_text("".join(json.dumps(r) + "\n" for r in rows[:-1]))  # one record fewer
-    with pytest.raises(ValueError, match="changed since this run started"):
-        augment_loop(params)
+    state = augment_loop(params, return_state=True)
+    # a deployment's flow run ends Cancelled with the one-line reason, never Failed
+    assert state.is_cancelled() and "changed since this run started" in state.message
+    assert _recorded_state(state).is_cancelled()
     from mlflow.tracking import MlflowClient
 
     # refused before the tracker reopened the run: the finished run stays FINISHED
@@ -348,12 +350,22 @@ def test_a_second_run_on_a_locked_run_directory_is_refused(prefect_harness, tmp_
                               cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(ValueError, match="is in use by another run"):
-            augment_loop(params)
+        state = augment_loop(params, return_state=True)
+        assert state.is_cancelled() and state.message == (f"refused: {params.run_dir()} is in use by another run "
+                                                          f"(pid {holder.pid}); wait for it or use another --out")
+        assert _recorded_state(state).is_cancelled()
     finally:
         holder.kill()
         holder.wait()
     assert not (params.run_dir() / "round_00").exists() and not (params.run_dir() / "mlflow.json").exists()
+
+
+def _recorded_state(state):
+    """The state the Prefect server holds for the flow run that ended in ``state``."""
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        return client.read_flow_run(state.state_details.flow_run_id).state
 
 
 def test_warm_started_rounds_train_their_own_epoch_count(prefect_harness, tmp_path):

@@ -9,6 +9,7 @@ import random
 from collections import defaultdict
 from typing import Sequence
 
+from mwp.expr import BinOp, Expr, Num, Qty
 from mwp.problem import read_problems_jsonl
 from tasks.loop import rundir
 from tasks.study.cells import CellResult, compound_coverage, kept_diversity
@@ -97,6 +98,54 @@ def coverage_table(by_arm: dict[str, dict[int, CellResult]]) -> list[str]:
     return lines
 
 
+def shape(expr: Expr) -> str:
+    """An expression's shape: its operators, every quantity written ``N`` and the operands of ``+`` and ``*``
+    ordered, so that a composition matches a test template whatever the order its text gives the
+    quantities (``+ N2 * N0 N1`` and ``+ * N0 N1 N2`` are both ``((N * N) + N)``)."""
+    if not isinstance(expr, BinOp):
+        return "N" if isinstance(expr, Qty) else (expr.text if isinstance(expr, Num) else str(expr))
+    left, right = shape(expr.left), shape(expr.right)
+    if expr.op in ("+", "*") and right < left:
+        left, right = right, left
+    return f"({left} {expr.op} {right})"
+
+
+def shape_table(by_arm: dict[str, dict[int, CellResult]], labels: dict[str, str]) -> list[str]:
+    """Per arm and shape of the structural SD test problems: the final round's accuracy on the problems of
+    that shape and how many problems of that shape its final pool holds (means over seeds). Whether a
+    composition the test asks for ever reached the pool, and whether having it there helped."""
+    per_arm: dict[str, list[tuple[dict[str, list[bool]], dict[str, int]]]] = {}
+    shapes: dict[str, int] = {}
+    for arm, cells in by_arm.items():
+        for result in cells.values():
+            correct = result.correct.get(SD, {})
+            test_path = result.run_dir / "data" / f"test_{SD}.jsonl" if result.run_dir else None
+            if not correct or result.final is None or test_path is None or not test_path.exists():
+                continue
+            by_shape: dict[str, list[bool]] = defaultdict(list)
+            for problem in read_problems_jsonl(test_path):
+                if labels.get(problem.id) == "structural" and problem.id in correct:
+                    by_shape[shape(problem.expression)].append(bool(correct[problem.id]))
+            pool: dict[str, int] = defaultdict(int)
+            for problem in read_problems_jsonl(rundir.round_dir(result.run_dir, result.final.round) / "pool.jsonl"):
+                pool[shape(problem.expression)] += 1
+            per_arm.setdefault(arm, []).append((by_shape, pool))
+            for key, values in by_shape.items():
+                shapes[key] = len(values)
+    if not per_arm:
+        return []
+    ordered = sorted(shapes, key=lambda k: (-shapes[k], k))
+    lines = ["| arm | " + " | ".join(f"`{k}` ({shapes[k]})" for k in ordered) + " |", "|---|" + "---|" * len(ordered)]
+    for arm, seeds in per_arm.items():
+        cols = []
+        for key in ordered:
+            accs = [sum(b[key]) / len(b[key]) for b, _ in seeds if b.get(key)]
+            in_pool = sum(p.get(key, 0) for _, p in seeds) / len(seeds)
+            cols.append(f"{(sum(accs) / len(accs)) if accs else 0:.3f} · {in_pool:.1f}")
+        lines.append(f"| {arm} | " + " | ".join(cols) + " |")
+    return lines
+
+
 def kept_to_read(result: CellResult, limit: int = 30, seed: int = 0) -> list[str]:
     """``limit`` problems the cell kept over its rounds (a seeded draw, spread over rounds), each with its
     operator, confidence and its parents' texts, as markdown lines."""
@@ -135,6 +184,13 @@ def sd_sections(by_arm: dict[str, dict[int, CellResult]], labels: dict[str, str]
     coverage = coverage_table(by_arm)
     if coverage:
         lines += ["## SD test compounds present in the pool, by round", "", *coverage, ""]
+    shapes = shape_table(by_arm, labels)
+    if shapes:
+        lines += ["## Structural test problems by shape: accuracy and the final pool", "",
+                  "Each column is a shape of the structural SD test problems (operators, quantities as N, "
+                  "operands of + and * ordered) with its number of test problems; each entry is the final "
+                  "round's accuracy on them · the problems of that shape in the final pool (means over seeds).",
+                  "", *shapes, ""]
     lines += ["## Kept problems to read", ""]
     for arm, cells in by_arm.items():
         if not cells or not any(rec.generation for r in cells.values() for rec in r.records):

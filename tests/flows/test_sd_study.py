@@ -33,6 +33,7 @@ def test_every_arm_runs_end_to_end_on_an_sd_set(sd_study):
     params, result, _ = sd_study
     assert result["failed"] == [] and result["cells"] == len(ARMS)
     report = open(result["report"], encoding="utf-8").read()
+    assert "## Structural test problems by shape: accuracy and the final pool" in report
     table = report.split("## SD: arms against the control")[1].split("\n## ")[0]
     rows = {line.split(" | ")[0].strip("| "): line for line in table.splitlines() if line.startswith("| ")}
     assert set(ARMS) <= set(rows)

@@ -9,12 +9,14 @@ from __future__ import annotations
 from tasks.augment.base import AugmentConfig, CandidateBatch, Operator
 from tasks.augment.substitution import entity_substitution
 from tasks.augment.geca import geca_op1, geca_op2
+from tasks.augment.literal import geca_op1_literal
 from tasks.augment.reorder import problem_reordering
 from tasks.augment.reverse import reverse_operation
 
 OPERATORS: dict[str, Operator] = {
     "geca_op1": geca_op1,
     "geca_op2": geca_op2,
+    "geca_op1_literal": geca_op1_literal,  # op1 matched on the counted entity alone, for the SD study
     "entity_substitution": entity_substitution,
     "problem_reordering": problem_reordering,
     "reverse_operation": reverse_operation,

@@ -22,7 +22,8 @@ from typing import Sequence
 
 from mwp.expr import to_prefix
 from mwp.problem import Problem
-from tasks.augment.entities import _BE, _FUNCTION, _HAVE, UNRESOLVED, entity_key, names_in, predicate
+from tasks.augment.entities import _BE, _FUNCTION, _HAVE, UNRESOLVED, entity_key, names_in, noun_run, predicate
+from tasks.augment.morph import lemma
 
 # What a holding question may say of its entity besides the neutral words: has / will have / are (left).
 HOLDING_ASKS = frozenset({"have", "be", "will"})
@@ -115,3 +116,35 @@ def host_refusal(host: Problem, spans: Sequence[tuple[int, int]], reading, claus
     if to_prefix(host.expression)[0] in ("+", "-") and entity != reading.question_entity:
         return "op1_host_adds_another_thing"
     return None
+
+
+def asks_what_the_event_made(host: Problem, spans: Sequence[tuple[int, int]], reading, states: frozenset[str]) -> bool:
+    """The host's question asks with the verb of the statement a restated-event donor replaces ("Nancy grew N
+    watermelons ... How many watermelons did they grow?"): the donor's narrative ends with what is left
+    ("Sam grew 4 watermelons, but the rabbits ate 3"), which is not what was grown."""
+    q_start, q_end = spans[-1]
+    asks = predicate(host.tokens, q_start, q_end, reading.question_entity, host.language)
+    return bool((states & asks) - HOLDING_ASKS)
+
+
+_EVENT_PREPOSITIONS = frozenset({"of", "in", "on", "at", "from", "into", "for", "during"})
+
+
+def event_core(tokens: Sequence[str], start: int, end: int, qty_pos: int, entity: str) -> tuple[frozenset[str], list[str]] | None:
+    """(what the statement says up to its entity, the dropped modifier) when ``tokens[start:end]`` is a
+    statement whose entity follows its quantity and is followed only by a prepositional phrase with no
+    verb or clause word ("Luke reads 216 pages of the comic book" -> ({read}, [of, the, comic, book]),
+    "Jessica found 5 seashells on the beach"), else None. The donor's narrative then states how many were
+    read or found; where a later clause refers to the phrase ("the beach") the caller refuses."""
+    span = noun_run(tokens, qty_pos + 1)
+    if ":" in entity or span is None or span[0] != qty_pos + 1 or entity_key(tokens[span[1] - 1]) != entity:
+        return None
+    modifier = [t for t in tokens[span[1]:end] if t not in (",", ".", "!", ";")]
+    if not modifier or modifier[0].lower() not in _EVENT_PREPOSITIONS or len(modifier) > 6:
+        return None
+    for t in modifier[1:]:
+        low = t.lower()
+        if not (t.isalpha() or t == "'s") or low in _HAVE or low in _BE or low in _CLAUSE_WORDS \
+                or low in ("will", "would", "to") or lemma(low) != low and not low.endswith("s"):
+            return None  # a number, a verb ("spent"), a clause: more than where or of what
+    return predicate(tokens, start, span[1], entity), modifier

@@ -29,6 +29,9 @@ def en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Seque
     used = set(quantity_slots(donor.expression))
     if any(pos < len(narrative) and j not in used for j, pos in enumerate(donor.quantity_positions())):
         return "op1_donor_has_an_unused_quantity"  # "Bruce has 13 apples." would take the host's next "takes 9 away"
+    q_words = {t.lower() for t in host.tokens[u.spans[-1][0]:]}
+    if len(names_in(narrative)) > 1 and q_words & {"they", "together", "both", "combined"}:
+        return "op1_donor_adds_someone_to_they"  # "Sandy has 8 dozen. Fred has 5 times more." into "... do they have?"
     start, end = u.spans[c]
     if any(t in (".", "!") for t in narrative[:-1]) and (start > 0 and host.tokens[start - 1] not in (".", "!", "?")
                                                         or host.tokens[end - 1] == ","):

@@ -58,3 +58,11 @@ def swap_pronouns(tokens: Sequence[str], gender: str) -> list[str]:
             new = _TO_MALE.get(low)
         out.append(tok if new is None else new.capitalize() if tok[:1].isupper() else new)
     return out
+
+
+def told_apart(others: set[str], later: Sequence[str], genders: dict[str, str]) -> bool:
+    """The host's pronouns after the inserted narrative cannot stand for the other people it names: every
+    other name has a known gender and the pronouns say the other one ("Harry starts with 75 apples. He
+    gives 52 to Emily. He buys 5 more.": "He" is Harry, never Emily)."""
+    said = pronoun_gender(later)
+    return said in ("f", "m") and all(genders.get(name) not in (None, said) for name in others)

@@ -25,7 +25,7 @@ from tasks.augment import zh
 from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
                                     has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
 from tasks.augment.en_refusal import en_refusal
-from tasks.augment.en_rename import gendered_rename, swap_pronouns
+from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
 from tasks.augment.holding import (asks_what_the_event_made, event_core, holding_modifier, host_refusal, introduced_as_known, is_holding_question,
                                    opening, refers_to_dropped)
 from tasks.augment.swap import nouns_of, pool_entities, swap_entity
@@ -131,7 +131,8 @@ def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, dono
     narrative_names = names_in(donor.tokens[:clause_units(donor).spans[-1][0]], lang)
     pronouns = zh.PRONOUNS_F | zh.PRONOUNS_M if lang == "zh" else SINGULAR_PRONOUNS
     pronouns_after = any(t.lower() in pronouns for t in host.tokens[clause_end:])
-    if narrative_names - {asked_of} and pronouns_after:
+    if narrative_names - {asked_of} and pronouns_after and (
+            lang == "zh" or not told_apart(narrative_names - {asked_of}, host.tokens[clause_end:], genders)):
         return "op1_donor_names_someone_else"  # the host's "he"/"she" after it would become ambiguous
     narrative_clauses = clause_units(donor).spans[:-1]
     last = ("" if lang == "zh" else " ").join(donor.tokens[slice(*narrative_clauses[-1])]) if narrative_clauses else ""
@@ -298,8 +299,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             batch.rejected["op1_no_statement_with_a_donor"] += 1
             continue
         made: set[tuple[int, int]] = set()
+        made_before = len(batch.candidates)  # English: the cap counts candidates made (AugmentConfig), not pairs tried
         for _ in range(4 * cfg.per_problem_cap):
-            if len(made) >= cfg.per_problem_cap:
+            if (len(made) if lang == "zh" else len(batch.candidates) - made_before) >= cfg.per_problem_cap:
                 break
             c, entity, states, pool, held = clauses[rng.randrange(len(clauses))]
             d = pool[rng.randrange(len(pool))]
@@ -319,8 +321,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
             holder, asked_of = reading.clause_holders[c], readings[d].question_holder
-            if asked_of is None and len(names_in(narrative)) == 1 and lang != "zh" and (
-                    d in held or readings[d].clause_holders[0] in names_in(narrative)):
+            if asked_of is None and len(names_in(narrative)) == 1 and lang != "zh" and \
+                    readings[d].clause_holders[0] in names_in(narrative):
                 asked_of = next(iter(names_in(narrative)))  # "Randy has 78 blocks. ... How many blocks are left?"
             first = openings.get(d)
             if d in held and (first is None or first[0] != entity or first[2] != asked_of) or first and \

@@ -31,6 +31,7 @@ _PLACE_PREPOSITIONS = frozenset({"in", "at", "on", "inside"})
 _DEFINITE = frozenset({"the", "this", "that", "his", "her", "their", "its", "my", "our"})
 _CLAUSE_WORDS = frozenset({"and", "but", "which", "that", "who", "so", "because", "if", "when", "then"})
 _OPENERS = frozenset({"there", "here"})
+_ARTICLES = frozenset({"a", "an", "the"})
 
 
 def is_holding_question(asks: frozenset[str], neutral_q: frozenset[str]) -> bool:
@@ -39,33 +40,47 @@ def is_holding_question(asks: frozenset[str], neutral_q: frozenset[str]) -> bool
 
 
 def holding_modifier(tokens: Sequence[str], start: int, end: int, qty_pos: int, entity: str) -> list[str] | None:
-    """The modifier after the entity of a holding statement ([] if none), or None when ``tokens[start:end]``
-    is not a holding: the words before the quantity are a holder (a name, "he", "there") and has/is;
-    the entity follows the quantity; what follows the entity is a place ("in a library") or a
-    participle phrase ("stored in boxes", "coming to his party") with no verb or clause word of its own."""
+    """The words a holding statement says besides its holder, has/is and amount ([] if none): the modifier
+    after the entity and a common-noun holder ("A florist had 11 roses" -> [florist]); or None when
+    ``tokens[start:end]`` is not a holding: the words before the quantity are a holder (a name, "he",
+    "there", "a florist") and has/is or "starts with"; the entity follows the quantity; what follows the
+    entity is a place ("in a library") or a participle phrase ("stored in boxes", "coming to his party")
+    with no verb or clause word of its own. A common-noun holder is dropped only where no later "they"
+    or "it" could have stood for it."""
     if ":" in entity:
         return None  # "18 cups of flour": the words after the quantity are the entity
     before = [t for t in tokens[start:qty_pos] if t not in (",",)]
-    if not before or not any(t.lower() in _HAVE or t.lower() in _BE for t in before):
+    starts = [t.lower() for t in before[-2:]] in (["starts", "with"], ["start", "with"], ["started", "with"])
+    if not before or not starts and not any(t.lower() in _HAVE or t.lower() in _BE for t in before):
         return None
-    for t in before:
+    subject: list[str] = []
+    for i, t in enumerate(before):
         low = t.lower()
-        if not (low in _HAVE or low in _BE or low in _OPENERS or low in ("he", "she", "they", "i", "we")
-                or t in names_in([t])):
-            return None  # "found out that she has", "The junior ranger asked ...": more than a holding
+        if low in _HAVE or low in _BE or low in _OPENERS or low in ("he", "she", "they", "i", "we") \
+                or t in names_in([t]) or starts and i >= len(before) - 2:
+            continue
+        if i == 0 and low in _ARTICLES:
+            continue
+        if before[0].lower() in _ARTICLES and i == len(subject) + 1 and len(subject) < 2 and t.isalpha() \
+                and t.islower() and low not in _FUNCTION:
+            subject.append(t)  # "A pet store had 102 puppies"
+            continue
+        return None  # "found out that she has", "The junior ranger asked ...": more than a holding
+    if subject and any(t.lower() in ("they", "them", "their", "it", "its") for t in tokens[end:]):
+        return None  # "The cafeteria had 86 apples. If they used 20": whose "they" after a new holder?
     k = qty_pos + 1  # the entity right after the quantity: "93 baseball cards" is not "82 cards"
     if k >= end or entity_key(tokens[k]) != entity:
         return None
     modifier = [t for t in tokens[k + 1:end] if t.isalpha() or t == "'s"]
     if not modifier:
-        return []
+        return subject
     first = modifier[0].lower()
     if first not in _PLACE_PREPOSITIONS and not (first.endswith("ed") or first.endswith("ing")):
         return None  # "to buy candy", "and eats 3": a purpose or an event, not where they are
     if any(t.lower() in _HAVE or t.lower() in _BE or t.lower() in _CLAUSE_WORDS or t.lower() in ("will", "would")
            for t in modifier):
         return None
-    return modifier
+    return modifier + subject
 
 
 def refers_to_dropped(tokens: Sequence[str], later: int, modifier: Sequence[str]) -> bool:

@@ -110,3 +110,49 @@ def test_pairings_that_would_read_wrong_stay_refused_by_reason():
                               "Sandy has 8 dozen books. Fred has 5 times more books than Sandy. How many books does "
                               "Fred have?", "x=8*12*5", 480)
     assert all("clause=1" not in c.provenance.detail for c in made) and rejected["op1_donor_adds_someone_to_they"] >= 1
+
+
+def test_starts_with_and_a_common_noun_holder_are_holdings():
+    (new,), _ = _compose("Carol starts with 42 blocks. She gives 5 to Harold. How many blocks does Carol end with?",
+                         "x=42-5", 37,
+                         "Randy has 78 blocks. He uses 19 blocks to build a tower. How many blocks are left?",
+                         "x=78-19", 59)
+    assert new.text == ("Carol has 78 blocks. She uses 19 blocks to build a tower. She gives 5 to Harold. "
+                        "How many blocks does Carol end with?")
+    assert " ".join(to_prefix(new.expression)) == "- - N0 N1 N2" and new.answer == Fraction(54)
+    (new,), _ = _compose("A florist had 11 roses. She sold 2 roses. How many roses does she have now?", "x=11-2", 9,
+                         "Sara has 30 roses. She cuts 5 more roses. How many roses does Sara have?", "x=30+5", 35)
+    assert new.text == ("Sara has 30 roses. She cuts 5 more roses. She sold 2 roses. How many roses does she have now?")
+    assert new.answer == Fraction(33)
+    # "they" after a common-noun holder: the new narrative's Sara would not be who "they" are.
+    made, _ = _compose("The cafeteria had 86 roses. If they used 20 roses, how many roses would they have?",
+                       "x=86-20", 66,
+                       "Sara has 30 roses. She cuts 5 more roses. How many roses does Sara have?", "x=30+5", 35)
+    assert made == []
+
+
+def test_host_pronouns_after_a_narrative_naming_someone_of_the_other_gender_are_not_ambiguous():
+    (new,), _ = _compose("Harry starts with 79 apples. He buys 5 more. How many apples does Harry end with?",
+                         "x=79+5", 84,
+                         "Tom starts with 75 apples. He gives 52 to Mary. How many apples does Tom end with?",
+                         "x=75-52", 23)
+    assert new.text == ("Harry starts with 75 apples. He gives 52 to Mary. He buys 5 more. "
+                        "How many apples does Harry end with?")
+    assert new.answer == Fraction(28)
+    # The other person is a man: "He buys 5 more" could be Fred's.
+    made, rejected = _compose("Harry starts with 79 apples. He buys 5 more. How many apples does Harry end with?",
+                              "x=79+5", 84, "Tom starts with 75 apples. He gives 52 to Fred. How many apples does "
+                              "Tom end with?", "x=75-52", 23)
+    assert made == [] and rejected["op1_donor_names_someone_else"] >= 1
+
+
+def test_the_per_problem_cap_counts_candidates_made_not_pairs_tried():
+    host = build_problem("h", "Harry has 30 pears. He eats 4 pears. How many pears does Harry have now?", "x=30-4", 26,
+                         "toy")
+    good = [build_problem(f"g{i}", f"Tom has {10 + i} pears. He buys {i + 1} more pears. How many pears does Tom "
+                                   f"have?", f"x={10 + i}+{i + 1}", 11 + 2 * i, "toy") for i in range(4)]
+    refused = [build_problem(f"r{i}", f"Tom has {20 + i} pears. If he buys {i + 1} more pears, how many pears does "
+                                      f"Tom have?", f"x={20 + i}+{i + 1}", 21 + 2 * i, "toy") for i in range(6)]
+    batch = geca_op1([host] + good + refused, AugmentConfig(per_problem_cap=3), seed=0, round_=1)
+    assert batch.rejected["op1_donor_question_shares_its_sentence"] >= 1  # tried pairs that were refused ...
+    assert len([c for c in batch.candidates if c.provenance.parents[0] == "h"]) == 3  # ... do not use up the cap

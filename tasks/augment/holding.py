@@ -32,6 +32,9 @@ _DEFINITE = frozenset({"the", "this", "that", "his", "her", "their", "its", "my"
 _CLAUSE_WORDS = frozenset({"and", "but", "which", "that", "who", "so", "because", "if", "when", "then"})
 _OPENERS = frozenset({"there", "here"})
 _ARTICLES = frozenset({"a", "an", "the"})
+_TIME_WORDS = frozenset("january february march april may june july august september october november december "
+                        "monday tuesday wednesday thursday friday saturday sunday morning afternoon evening night "
+                        "day week month year summer winter spring fall".split())
 
 
 def is_holding_question(asks: frozenset[str], neutral_q: frozenset[str]) -> bool:
@@ -78,8 +81,8 @@ def holding_modifier(tokens: Sequence[str], start: int, end: int, qty_pos: int, 
     if first not in _PLACE_PREPOSITIONS and not (first.endswith("ed") or first.endswith("ing")):
         return None  # "to buy candy", "and eats 3": a purpose or an event, not where they are
     if any(t.lower() in _HAVE or t.lower() in _BE or t.lower() in _CLAUSE_WORDS or t.lower() in ("will", "would")
-           for t in modifier):
-        return None
+           or t.lower() in _TIME_WORDS for t in modifier):
+        return None  # "in January" is a time a later "By March" leans on, not a place
     return modifier + subject
 
 

@@ -156,3 +156,19 @@ def test_the_per_problem_cap_counts_candidates_made_not_pairs_tried():
     batch = geca_op1([host] + good + refused, AugmentConfig(per_problem_cap=3), seed=0, round_=1)
     assert batch.rejected["op1_donor_question_shares_its_sentence"] >= 1  # tried pairs that were refused ...
     assert len([c for c in batch.candidates if c.provenance.parents[0] == "h"]) == 3  # ... do not use up the cap
+
+
+def test_a_donor_value_that_breaks_the_hosts_order_or_time_is_refused():
+    # 33 - 26 = 7 books are left, and the host goes on "If he sold 19 of them".
+    made, rejected = _compose("Tom had 25 books. If he sold 19 of them and used the money he earned to buy 38 new "
+                              "books, how many books would Tom have?", "x=25+38-19", 44,
+                              "Joan decided to sell all of her old books. She gathered up 33 books to sell. She sold "
+                              "26 books in a yard sale. How many books does Joan have now?", "x=33-26", 7)
+    assert made == [] and rejected["op1_host_takes_more_than_the_donor_gives"] >= 1
+    # "in January" ... "By March": the later clause leans on the replaced statement's time.
+    made, rejected = _compose("Roger had 45 dollars in January. By March he had spent 20 dollars. How many dollars "
+                              "does Roger have now?", "x=45-20", 25,
+                              "Carl had 91 dollars. He spent 41 dollars on clothes. How many dollars does Carl have "
+                              "now?", "x=91-41", 50)
+    assert all("clause=0" not in c.provenance.detail for c in made)
+    assert rejected["op1_later_clause_leans_on_the_statements_time"] >= 1

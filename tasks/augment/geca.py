@@ -26,7 +26,7 @@ from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, ag
                                     has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
 from tasks.augment.en_refusal import en_refusal
 from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
-from tasks.augment.holding import (asks_what_the_event_made, event_core, holding_modifier, host_refusal, introduced_as_known, is_holding_question,
+from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, event_core, holding_modifier, host_refusal, introduced_as_known, is_holding_question,
                                    opening, refers_to_dropped)
 from tasks.augment.swap import nouns_of, pool_entities, swap_entity
 
@@ -288,7 +288,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                     and openings[d][:2] == (entity, states)]  # "bakes 66 tarts. The family eats 4." for "bakes 62 tarts"
             if modifier is not None and refers_to_dropped(host.tokens, end, modifier):
                 batch.rejected["op1_host_refers_to_the_dropped_modifier"] += 1  # "at a school" ... "at the school"
-            elif modifier is not None:
+            elif modifier is not None or lang != "zh" and acquires_what_is_held(host, u.spans, reading, states):
                 held += [d for d in holding_donors.get(entity, ()) if d not in exact and d not in held]
             pool = exact + held
             if pool:

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from mwp.expr import to_prefix
 from mwp.problem import Problem
-from tasks.augment.entities import _BE, _FUNCTION, _HAVE, UNRESOLVED, entity_key, names_in, noun_run, predicate
+from tasks.augment.entities import _BE, _FUNCTION, _HAVE, NEUTRAL, UNRESOLVED, entity_key, names_in, noun_run, predicate
 from tasks.augment.morph import lemma
 
 # What a holding question may say of its entity besides the neutral words: has / will have / are (left).
@@ -166,3 +166,16 @@ def event_core(tokens: Sequence[str], start: int, end: int, qty_pos: int, entity
                 or low in ("will", "would", "to") or lemma(low) != low and not low.endswith("s"):
             return None  # a number, a verb ("spent"), a clause: more than where or of what
     return predicate(tokens, start, span[1], entity), modifier
+
+
+_ACQUIRE = frozenset("find pick buy get collect receive bake make catch grow win gather".split())
+
+
+def acquires_what_is_held(host: Problem, spans: Sequence[tuple[int, int]], reading, states: frozenset[str]) -> bool:
+    """The statement says only that its holder came by the entity ("Sam found 35 seashells", "Fred picked 36
+    limes") and the host asks what is held in the end ("How many seashells does he have now?"): the events
+    after it treat the amount as a holding, so a narrative ending in what its holder has may stand for it."""
+    q_start, q_end = spans[-1]
+    asks = predicate(host.tokens, q_start, q_end, reading.question_entity, host.language)
+    return len(states) == 1 and next(iter(states)) in _ACQUIRE and "have" in asks \
+        and is_holding_question(asks, NEUTRAL) and not states & asks

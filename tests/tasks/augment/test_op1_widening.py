@@ -172,3 +172,17 @@ def test_a_donor_value_that_breaks_the_hosts_order_or_time_is_refused():
                               "now?", "x=91-41", 50)
     assert all("clause=0" not in c.provenance.detail for c in made)
     assert rejected["op1_later_clause_leans_on_the_statements_time"] >= 1
+
+
+def test_a_statement_of_coming_by_the_entity_takes_a_holding_donor_when_the_host_asks_what_is_held():
+    (new,), _ = _compose("Wayne collects 9 blocks. Wayne's father gives Wayne 6 more. How many blocks does Wayne have?",
+                         "x=9+6", 15,
+                         "Tom has 4 blocks. Theresa gives Tom 79 more. How many blocks does Tom have?", "x=4+79", 83)
+    assert new.text == ("Wayne has 4 blocks. Theresa gives Wayne 79 more. Wayne's father gives Wayne 6 more. "
+                        "How many blocks does Wayne have?")
+    assert new.answer == Fraction(89)
+    # The host asks what was collected: a narrative ending in what is held is not that.
+    made, _ = _compose("Wayne collects 9 blocks. Wayne's father gives Wayne 6 more. How many blocks did Wayne collect?",
+                       "x=9+6", 15,
+                       "Tom has 4 blocks. Theresa gives Tom 79 more. How many blocks does Tom have?", "x=4+79", 83)
+    assert made == []

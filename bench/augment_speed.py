@@ -11,7 +11,8 @@ The baseline measured in the same run is the cost of reading the pool (load + bu
     .venv/bin/python bench/augment_speed.py --round mawps MAWPS.json [--out FILE.json]
 
 One round as the loop runs it, on the training side of a split (a ``compaug split`` file over Math23K, or
-a ``compaug sd`` directory, or MAWPS's seeded random split, seed 0, as ``label_audit.py --verified`` draws it): default config (cap included), generation, verification, consistency
+a ``compaug sd`` directory, or MAWPS's seeded random split, seed 0, as ``label_audit.py --verified`` draws it):
+default config (cap included), generation, verification, consistency
 checks and the leakage comparison with validation and every test set; prints the seconds of each part
 (Chinese segmentation, the first time, is inside generation), verified candidates per operator with
 their root templates (the first two prefix tokens: ``/ -`` is a subtraction divided) and every
@@ -110,7 +111,8 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--cap", type=int, default=None, help="per-round cap (default: none)")
     parser.add_argument("--datasets", nargs="+", default=["mawps", "math23k"])
-    parser.add_argument("--round", nargs=2, metavar=("KIND", "PATH"), help="one round: math23k SPLIT.json, sd DIR or mawps MAWPS.json")
+    parser.add_argument("--round", nargs=2, metavar=("KIND", "PATH"),
+                        help="one round: math23k SPLIT.json, sd DIR or mawps MAWPS.json")
     parser.add_argument("--operators", nargs="+", default=["geca_op1", "geca_op2"])
     parser.add_argument("--out", type=Path, help="also write the --round record here (JSON)")
     parser.add_argument("--one", nargs=2, metavar=("DATASET", "FRACTION"), help=argparse.SUPPRESS)

@@ -37,7 +37,7 @@ def en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Seque
     start, end = u.spans[c]
     if any(t in (".", "!") for t in narrative[:-1]) and (start > 0 and host.tokens[start - 1] not in (".", "!", "?")
                                                         or host.tokens[end - 1] == ","):
-        return "op1_statement_inside_a_sentence"  # "After paying 6 dollars for the pie, [two sentences], her friend ..."
+        return "op1_statement_inside_a_sentence"  # "After paying for the pie, [two sentences], her friend"
     words = {t.lower() for t in host.tokens[start:end]}
     if c > 0 and words & {"left", "remaining"}:
         return "op1_statement_is_what_is_left"  # "He has 32 dollars left over": the outcome of the host's own events

@@ -26,8 +26,8 @@ from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, ag
                                     has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
 from tasks.augment.en_refusal import en_refusal
 from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
-from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, event_core, holding_modifier, host_refusal, introduced_as_known, is_holding_question,
-                                   opening, refers_to_dropped)
+from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, event_core, holding_modifier,
+                                   host_refusal, introduced_as_known, is_holding_question, opening, refers_to_dropped)
 from tasks.augment.swap import nouns_of, pool_entities, swap_entity
 
 
@@ -330,7 +330,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 batch.rejected["op1_donor_question_not_about_its_opening"] += 1  # "Peter bakes ... Joan buys ... Joan"
                 continue
             if d in held and lang != "zh" and asks_what_the_event_made(host, u.spans, reading, states):
-                batch.rejected["op1_host_asks_what_the_event_made"] += 1  # "grew 4, rabbits ate 3" for "grew N ... did they grow"
+                batch.rejected["op1_host_asks_what_the_event_made"] += 1  # "grew 4, rabbits ate 3" for "... did they grow"
                 continue
             if lang != "zh":
                 refusal = en_refusal(host, u, c, problems[d], narrative)

@@ -148,7 +148,8 @@ def asks_what_the_event_made(host: Problem, spans: Sequence[tuple[int, int]], re
 _EVENT_PREPOSITIONS = frozenset({"of", "in", "on", "at", "from", "into", "for", "during"})
 
 
-def event_core(tokens: Sequence[str], start: int, end: int, qty_pos: int, entity: str) -> tuple[frozenset[str], list[str]] | None:
+def event_core(tokens: Sequence[str], start: int, end: int, qty_pos: int,
+               entity: str) -> tuple[frozenset[str], list[str]] | None:
     """(what the statement says up to its entity, the dropped modifier) when ``tokens[start:end]`` is a
     statement whose entity follows its quantity and is followed only by a prepositional phrase with no
     verb or clause word ("Luke reads 216 pages of the comic book" -> ({read}, [of, the, comic, book]),

@@ -106,7 +106,8 @@ def test_pairings_that_would_read_wrong_stay_refused_by_reason():
                               "how many dollars does Frank have now?", "x=11-3+14", 22)
     assert made == [] and rejected["op1_donor_question_shares_its_sentence"] >= 1
     # A donor narrative with a second person, for a host that asks what "they" have: the new person would count.
-    made, rejected = _compose("Joan has 10 books. Tom has 38 books. How many books do they have together?", "x=10+38", 48,
+    made, rejected = _compose("Joan has 10 books. Tom has 38 books. How many books do they have together?",
+                              "x=10+38", 48,
                               "Sandy has 8 dozen books. Fred has 5 times more books than Sandy. How many books does "
                               "Fred have?", "x=8*12*5", 480)
     assert all("clause=1" not in c.provenance.detail for c in made) and rejected["op1_donor_adds_someone_to_they"] >= 1

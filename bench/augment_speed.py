@@ -8,9 +8,11 @@ The baseline measured in the same run is the cost of reading the pool (load + bu
 
     .venv/bin/python bench/augment_speed.py --round math23k SPLIT.json [--out FILE.json]
     .venv/bin/python bench/augment_speed.py --round sd DIR [--out FILE.json]
+    .venv/bin/python bench/augment_speed.py --round mawps MAWPS.json [--out FILE.json]
 
 One round as the loop runs it, on the training side of a split (a ``compaug split`` file over Math23K, or
-a ``compaug sd`` directory): default config (cap included), generation, verification, consistency
+a ``compaug sd`` directory, or MAWPS's seeded random split, seed 0, as ``label_audit.py --verified`` draws it):
+default config (cap included), generation, verification, consistency
 checks and the leakage comparison with validation and every test set; prints the seconds of each part
 (Chinese segmentation, the first time, is inside generation), verified candidates per operator with
 their root templates (the first two prefix tokens: ``/ -`` is a subtraction divided) and every
@@ -66,7 +68,7 @@ def one_size(name: str, data: Path, fraction: float, cap: int | None) -> dict:
 def one_round(kind: str, where: Path, data: Path, operators: tuple[str, ...]) -> dict:
     """One default round on the train side of a split, with the leakage check against held-out sets."""
     from mwp.expr import to_prefix
-    from mwp.readers import read_math23k, read_problems
+    from mwp.readers import DataSpec, read_math23k, read_problems
     from tasks.augment.base import AugmentConfig
     from tasks.augment.generate import generate_candidates
     from tasks.augment.leakage import HeldOut
@@ -75,6 +77,8 @@ def one_round(kind: str, where: Path, data: Path, operators: tuple[str, ...]) ->
     t0 = time.perf_counter()
     if kind == "math23k":
         problems, split = read_math23k(data / "math23k" / "math23k.json").problems, load_split_file(where)
+    elif kind == "mawps":
+        problems, split = DataSpec("mawps", where).load()[1], None
     else:
         problems = read_problems(where / "train.jsonl").problems + read_problems(where / "test.jsonl").problems
         split = load_split_file(where / "split.json")
@@ -107,7 +111,8 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--cap", type=int, default=None, help="per-round cap (default: none)")
     parser.add_argument("--datasets", nargs="+", default=["mawps", "math23k"])
-    parser.add_argument("--round", nargs=2, metavar=("KIND", "PATH"), help="one round: math23k SPLIT.json or sd DIR")
+    parser.add_argument("--round", nargs=2, metavar=("KIND", "PATH"),
+                        help="one round: math23k SPLIT.json, sd DIR or mawps MAWPS.json")
     parser.add_argument("--operators", nargs="+", default=["geca_op1", "geca_op2"])
     parser.add_argument("--out", type=Path, help="also write the --round record here (JSON)")
     parser.add_argument("--one", nargs=2, metavar=("DATASET", "FRACTION"), help=argparse.SUPPRESS)

@@ -1,15 +1,19 @@
 """English refusals of operation 1 (geca.py) that read the host around the replaced statement: a
-verbless clause leaning on it, an "I" who would do what a named donor did, and a donor narrative that
-repeats an event of the host."""
+verbless clause leaning on it, an "I" who would do what a named donor did, a donor narrative that
+repeats an event of the host, one that is not whole sentences or carries a number its answer ignores, and
+a statement that sums what other clauses of the host count."""
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Sequence
 
 from lemminflect import getLemma
 
+from mwp.expr import BinOp, iter_nodes, quantity_slots
 from mwp.problem import Problem
 from tasks.augment.base import CUE_WORDS_EN, Units
 from tasks.augment.entities import _FUNCTION, names_in, read
+from tasks.augment.holding import _TIME_WORDS
 from tasks.augment.morph import lemma, singular
 
 
@@ -22,10 +26,66 @@ def en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Seque
             return "op1_next_clause_leans_on_the_statement"
     if any(t in ("I", "we", "We") for t in host.tokens) and names_in(narrative):
         return "op1_holder_differs"
+    if narrative[-1] not in (".", "!"):  # "Sally paid ... for cherries. In total," + ", how much did she spend?"
+        return "op1_donor_question_shares_its_sentence"
+    used = set(quantity_slots(donor.expression))
+    if any(pos < len(narrative) and j not in used for j, pos in enumerate(donor.quantity_positions())):
+        return "op1_donor_has_an_unused_quantity"  # "Bruce has 13 apples." would take the host's next "takes 9 away"
+    q_words = {t.lower() for t in host.tokens[u.spans[-1][0]:]}
+    if len(names_in(narrative)) > 1 and q_words & {"they", "together", "both", "combined"}:
+        return "op1_donor_adds_someone_to_they"  # "Sandy has 8 dozen. Fred has 5 times more." into "... do they have?"
+    start, end = u.spans[c]
+    if any(t in (".", "!") for t in narrative[:-1]) and (start > 0 and host.tokens[start - 1] not in (".", "!", "?")
+                                                        or host.tokens[end - 1] == ","):
+        return "op1_statement_inside_a_sentence"  # "After paying for the pie, [two sentences], her friend"
+    words = {t.lower() for t in host.tokens[start:end]}
+    if c > 0 and words & {"left", "remaining"}:
+        return "op1_statement_is_what_is_left"  # "He has 32 dollars left over": the outcome of the host's own events
+    if words & _TOTAL and _counted_elsewhere(host, u, c):
+        return "op1_statement_sums_other_clauses"  # "He spent a total of 27 dollars" on the drink and bars named before
+    later = {t.lower() for t in host.tokens[end:u.spans[-1][0]]}
+    if {t.lower() for t in host.tokens[start:end]} & _TIME_WORDS and later & _TIME_WORDS:
+        return "op1_later_clause_leans_on_the_statements_time"  # "had 45 dollars in January. By March he had spent"
+    if _takes_more_than_there_is(host, u, c, donor.answer):
+        return "op1_host_takes_more_than_the_donor_gives"  # "sold 26 of 33 books" then "If he sold 19 of them"
     rest = [t for k, (a, b) in enumerate(u.spans) if k != c for t in host.tokens[a:b]]
     if _verbs(narrative) & _verbs(rest) and _nouns(narrative, host) & _nouns(rest, host):
         return "op1_donor_restates_the_host"  # "For his birthday he got ..." after "received 67 dollars for his birthday"
     return None
+
+
+def _takes_more_than_there_is(host: Problem, u: Units, c: int, value: Fraction) -> bool:
+    """The donor's value breaks an order the host's text relies on: a later clause takes out of the statement
+    more than the donor's narrative leaves ("He sold 26 books" of 33, then "If he sold 19 of them"), or the
+    statement, now the donor's value, takes out more than the text had before it ("Luke had 48 dollars"
+    then 60 dollars of tickets). Read on each subtraction of the host's expression, in text order."""
+    start, end = u.spans[c]
+    positions = host.quantity_positions()
+    slot = next((j for j in set(quantity_slots(host.expression)) if start <= positions[j] < end), None)
+    if slot is None:
+        return False
+    old = host.values[slot]
+    for node in iter_nodes(host.expression):
+        if not isinstance(node, BinOp) or node.op != "-":
+            continue
+        left, right = set(quantity_slots(node.left)), set(quantity_slots(node.right))
+        if slot in left and any(positions[j] > positions[slot] and old >= host.values[j] > value for j in right):
+            return True
+        before = sum((host.values[j] for j in left if positions[j] < positions[slot]), Fraction(0))
+        if slot in right and before and old <= before < value:
+            return True
+    return False
+
+
+_TOTAL = frozenset({"total", "altogether", "all", "together", "combined"})
+
+
+def _counted_elsewhere(host: Problem, u: Units, c: int) -> bool:
+    """Another statement of the host counts the entity that statement ``c`` counts."""
+    reading = read(host)
+    mine = {e for j, e in enumerate(reading.quantity_entities) if reading.clause_of_slot[j] == c}
+    return any(e in mine for j, e in enumerate(reading.quantity_entities)
+               if reading.clause_of_slot[j] not in (c, len(u.spans) - 1))
 
 
 def _nouns(tokens: Sequence[str], host: Problem) -> set[str]:

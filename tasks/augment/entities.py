@@ -22,7 +22,7 @@ from mwp.problem import Problem
 from mwp.text import CLAUSE_END, clause_spans, is_number_token
 from tasks.augment import zh
 from tasks.augment.base import CUE_WORDS_EN, UNIT_WORDS
-from tasks.augment.morph import INVARIANT, lemma, plural, singular  # noqa: F401 (re-exported)
+from tasks.augment.morph import INVARIANT, is_participle, lemma, plural, singular  # noqa: F401 (re-exported)
 
 # Words that end a noun run after a quantity: function words, auxiliaries, prepositions.
 _FUNCTION = frozenset(
@@ -79,10 +79,13 @@ def predicate(tokens: Sequence[str], start: int, end: int, entity: str | None, l
     if language == "zh":
         return zh.predicate(tuple(tokens), start, end, entity)
     out = set()
-    for tok in tokens[start:end]:
+    for i in range(start, end):
+        tok = tokens[i]
         low = tok.lower()
         if low in ("will", "would", "'ll"):  # a future or a condition is another state than "is"/"has"
             out.add("will" if low != "would" else "would")
+        elif low in _HAVE and _perfect(tokens, i + 1, end):
+            continue  # "has saved 306 dollars" says what "saves" says: the tense, not a holding
         elif low in _BE or low in _HAVE:
             out.add(lemma(low))
         elif low in CUE_WORDS_EN:  # "left", "more", "each", "total": they decide what is asked
@@ -91,6 +94,19 @@ def predicate(tokens: Sequence[str], start: int, end: int, entity: str | None, l
               and (entity_key(low) != entity or low in _MONEY_VERBS) and low not in _MULTIPLIERS):
             out.add(lemma(low))
     return frozenset(out)
+
+
+_SUBJECT_OR_ADVERB = frozenset("he she they it we you i already just also not n't never".split())
+
+
+def _perfect(tokens: Sequence[str], i: int, end: int) -> bool:
+    """tokens[i:] (after has/have/had, a pronoun or adverb skipped) open with a past participle ("has saved",
+    "has Sam saved"), so the have is the perfect's auxiliary; "have left" stays a holding."""
+    while i < end and (tokens[i].lower() in _SUBJECT_OR_ADVERB or tokens[i][:1].isupper() and tokens[i].isalpha()):
+        i += 1
+    if i >= end or not tokens[i].isalpha() or tokens[i].lower() in CUE_WORDS_EN:
+        return False
+    return is_participle(tokens[i].lower())
 
 
 def predicates_agree(statement: frozenset[str], question: frozenset[str]) -> bool:

@@ -25,9 +25,10 @@ from tasks.augment import zh
 from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
                                     has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
 from tasks.augment.en_refusal import en_refusal
-from tasks.augment.holding import (holding_modifier, host_refusal, introduced_as_known, is_holding_question,
-                                   opening, refers_to_dropped)
-from tasks.augment.swap import nouns_of, pool_entities, pronoun_gender, swap_entity
+from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
+from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, event_core, holding_modifier,
+                                   host_refusal, introduced_as_known, is_holding_question, opening, refers_to_dropped)
+from tasks.augment.swap import nouns_of, pool_entities, swap_entity
 
 
 def used_quantity_in_clause(problem: Problem, units: Units, clause: int) -> int | None:
@@ -48,10 +49,11 @@ def donor_ok(problem: Problem, units: Units) -> bool:
 
 
 def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, donor_units: Units,
-               detail: str, round_: int, rename: tuple[str, str] | None = None) -> Problem | str:
+               detail: str, round_: int, rename: tuple | None = None) -> Problem | str:
     """q' = host with its statement ``clause`` replaced by the donor's narrative (all clauses but its
     question); expression = host's with the clause's quantity replaced by the donor's expression.
-    ``rename`` (old, new) renames the donor's protagonist in its narrative to the host's holder.
+    ``rename`` (old, new[, gender]) renames the donor's protagonist in its narrative to the host's holder
+    (English: and writes its pronouns in ``gender`` when one is given).
     Returns the new problem, or a reason string."""
     if clause >= len(host_units.spans) - 1:
         return "op1_question_clause"
@@ -68,7 +70,9 @@ def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, do
     start, end = host_units.spans[clause]
     narrative = list(donor_units.tokens[:donor_units.spans[-1][0]])
     if rename is not None:  # same token count: quantity positions do not move
-        narrative = _renamed(narrative, *rename, donor.language)
+        narrative = _renamed(narrative, rename[0], rename[1], donor.language)
+        if len(rename) > 2 and rename[2]:
+            narrative = swap_pronouns(narrative, rename[2])  # English: the narrative told of a holder of another gender
     if narrative[-1] in CLAUSE_END and host_units.tokens[end - 1] in CLAUSE_END:
         narrative[-1] = host_units.tokens[end - 1]  # the narrative ends as the clause it replaces did
     tokens = host_units.tokens[:start] + narrative + host_units.tokens[end:]
@@ -120,17 +124,18 @@ def _rated(problem: Problem, tokens: Sequence[str]) -> set[str]:
 
 
 def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, donor: Problem, asked_of: str | None,
-                        genders: dict[str, str]) -> tuple[str, str] | None | str:
+                        genders: dict[str, str]) -> tuple | None | str:
     """How the donor's narrative fits the host's holder: None (nothing to rename), (old, new) to rename
     the donor's protagonist, or a refusal reason."""
     lang = donor.language
     narrative_names = names_in(donor.tokens[:clause_units(donor).spans[-1][0]], lang)
     pronouns = zh.PRONOUNS_F | zh.PRONOUNS_M if lang == "zh" else SINGULAR_PRONOUNS
     pronouns_after = any(t.lower() in pronouns for t in host.tokens[clause_end:])
-    if narrative_names - {asked_of} and pronouns_after:
+    if narrative_names - {asked_of} and pronouns_after and (
+            lang == "zh" or not told_apart(narrative_names - {asked_of}, host.tokens[clause_end:], genders)):
         return "op1_donor_names_someone_else"  # the host's "he"/"she" after it would become ambiguous
     narrative_clauses = clause_units(donor).spans[:-1]
-    last = "".join(donor.tokens[slice(*narrative_clauses[-1])]) if narrative_clauses else ""
+    last = ("" if lang == "zh" else " ").join(donor.tokens[slice(*narrative_clauses[-1])]) if narrative_clauses else ""
     if last.lower().startswith("if ") or last.split()[:1] == ["If"] or last.startswith(("如果", "若", "假如")):
         return "op1_donor_narrative_ends_in_a_condition"  # "If he sold 4 of them," needs its question
     if holder is None or holder == asked_of:
@@ -142,7 +147,9 @@ def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, dono
         return "op1_holder_differs"  # renaming would merge two people
     if lang == "zh" and len(holder) != len(asked_of):
         return "op1_holder_differs"  # a Chinese rename keeps the character count (quantities stay put)
-    gender_of = zh.pronoun_gender if lang == "zh" else pronoun_gender
+    if lang != "zh":  # English: gender matters only where a pronoun refers to the renamed person
+        return gendered_rename(host, holder, donor.tokens[:clause_units(donor).spans[-1][0]], asked_of, genders)
+    gender_of = zh.pronoun_gender
     said_host, said_donor = gender_of(host.tokens), gender_of(donor.tokens)
     if "both" in (said_host, said_donor):
         return "op1_holder_gender_differs"
@@ -265,16 +272,23 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 continue  # "on Monday he worked 8 hours and on Tuesday 2 hours": one clause, two amounts
             states = predicate(host.tokens, start, end, entity, lang)
             exact = donors.get((entity, states - neutral(lang)[1]), [])
+            modifier = holding_modifier(host.tokens, start, end, u.qty_pos[slot], entity) if lang != "zh" else None
+            core = event_core(host.tokens, start, end, u.qty_pos[slot], entity) \
+                if lang != "zh" and not exact and modifier is None else None  # a holding's modifier is handled below
+            if core is not None and refers_to_dropped(host.tokens, end, core[1]):
+                batch.rejected["op1_host_refers_to_the_dropped_modifier"] += 1  # "on the beach" ... "on the beach"
+            elif core is not None:  # "reads 216 pages of the comic book" for "How many pages does Luke read?"
+                states = core[0]
+                exact = donors.get((entity, states - neutral(lang)[1]), [])
             refused = host_refusal(host, u.spans, reading, c, entity) if lang != "zh" else None
             if refused:
                 batch.rejected[refused] += 1  # a spliced host: "Lucy bakes 30 buns. Bob buys 20 more buns. ... Bob"
                 continue
             held = [d for d in holding_donors.get(entity, ()) if d not in exact and openings[d]
                     and openings[d][:2] == (entity, states)]  # "bakes 66 tarts. The family eats 4." for "bakes 62 tarts"
-            modifier = holding_modifier(host.tokens, start, end, u.qty_pos[slot], entity) if lang != "zh" else None
             if modifier is not None and refers_to_dropped(host.tokens, end, modifier):
                 batch.rejected["op1_host_refers_to_the_dropped_modifier"] += 1  # "at a school" ... "at the school"
-            elif modifier is not None:
+            elif modifier is not None or lang != "zh" and acquires_what_is_held(host, u.spans, reading, states):
                 held += [d for d in holding_donors.get(entity, ()) if d not in exact and d not in held]
             pool = exact + held
             if pool:
@@ -285,8 +299,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             batch.rejected["op1_no_statement_with_a_donor"] += 1
             continue
         made: set[tuple[int, int]] = set()
+        made_before = len(batch.candidates)  # English: the cap counts candidates made (AugmentConfig), not pairs tried
         for _ in range(4 * cfg.per_problem_cap):
-            if len(made) >= cfg.per_problem_cap:
+            if (len(made) if lang == "zh" else len(batch.candidates) - made_before) >= cfg.per_problem_cap:
                 break
             c, entity, states, pool, held = clauses[rng.randrange(len(clauses))]
             d = pool[rng.randrange(len(pool))]
@@ -306,12 +321,16 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
             holder, asked_of = reading.clause_holders[c], readings[d].question_holder
-            if d in held and asked_of is None and len(names_in(narrative)) == 1:
+            if asked_of is None and len(names_in(narrative)) == 1 and lang != "zh" and \
+                    readings[d].clause_holders[0] in names_in(narrative):
                 asked_of = next(iter(names_in(narrative)))  # "Randy has 78 blocks. ... How many blocks are left?"
             first = openings.get(d)
             if d in held and (first is None or first[0] != entity or first[2] != asked_of) or first and \
                     first[0] == entity and asked_of in names_in(narrative) and first[2] in names_in(narrative) - {asked_of}:
                 batch.rejected["op1_donor_question_not_about_its_opening"] += 1  # "Peter bakes ... Joan buys ... Joan"
+                continue
+            if d in held and lang != "zh" and asks_what_the_event_made(host, u.spans, reading, states):
+                batch.rejected["op1_host_asks_what_the_event_made"] += 1  # "grew 4, rabbits ate 3" for "... did they grow"
                 continue
             if lang != "zh":
                 refusal = en_refusal(host, u, c, problems[d], narrative)
@@ -331,6 +350,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                       f"predicate={sorted(states)}")
             if rename:
                 detail += f" renamed={rename[0]}->{rename[1]}"
+                detail += f" pronouns->{rename[2]}" if len(rename) > 2 and rename[2] else ""
             if d in held:
                 detail += " holding"
             out = operation1(host, u, c, problems[d], units[d], detail, round_, rename)

@@ -22,7 +22,8 @@ from typing import Sequence
 
 from mwp.expr import to_prefix
 from mwp.problem import Problem
-from tasks.augment.entities import _BE, _FUNCTION, _HAVE, UNRESOLVED, entity_key, names_in, predicate
+from tasks.augment.entities import _BE, _FUNCTION, _HAVE, NEUTRAL, UNRESOLVED, entity_key, names_in, noun_run, predicate
+from tasks.augment.morph import lemma
 
 # What a holding question may say of its entity besides the neutral words: has / will have / are (left).
 HOLDING_ASKS = frozenset({"have", "be", "will"})
@@ -30,6 +31,10 @@ _PLACE_PREPOSITIONS = frozenset({"in", "at", "on", "inside"})
 _DEFINITE = frozenset({"the", "this", "that", "his", "her", "their", "its", "my", "our"})
 _CLAUSE_WORDS = frozenset({"and", "but", "which", "that", "who", "so", "because", "if", "when", "then"})
 _OPENERS = frozenset({"there", "here"})
+_ARTICLES = frozenset({"a", "an", "the"})
+_TIME_WORDS = frozenset("january february march april may june july august september october november december "
+                        "monday tuesday wednesday thursday friday saturday sunday morning afternoon evening night "
+                        "day week month year summer winter spring fall".split())
 
 
 def is_holding_question(asks: frozenset[str], neutral_q: frozenset[str]) -> bool:
@@ -38,33 +43,47 @@ def is_holding_question(asks: frozenset[str], neutral_q: frozenset[str]) -> bool
 
 
 def holding_modifier(tokens: Sequence[str], start: int, end: int, qty_pos: int, entity: str) -> list[str] | None:
-    """The modifier after the entity of a holding statement ([] if none), or None when ``tokens[start:end]``
-    is not a holding: the words before the quantity are a holder (a name, "he", "there") and has/is;
-    the entity follows the quantity; what follows the entity is a place ("in a library") or a
-    participle phrase ("stored in boxes", "coming to his party") with no verb or clause word of its own."""
+    """The words a holding statement says besides its holder, has/is and amount ([] if none): the modifier
+    after the entity and a common-noun holder ("A florist had 11 roses" -> [florist]); or None when
+    ``tokens[start:end]`` is not a holding: the words before the quantity are a holder (a name, "he",
+    "there", "a florist") and has/is or "starts with"; the entity follows the quantity; what follows the
+    entity is a place ("in a library") or a participle phrase ("stored in boxes", "coming to his party")
+    with no verb or clause word of its own. A common-noun holder is dropped only where no later "they"
+    or "it" could have stood for it."""
     if ":" in entity:
         return None  # "18 cups of flour": the words after the quantity are the entity
     before = [t for t in tokens[start:qty_pos] if t not in (",",)]
-    if not before or not any(t.lower() in _HAVE or t.lower() in _BE for t in before):
+    starts = [t.lower() for t in before[-2:]] in (["starts", "with"], ["start", "with"], ["started", "with"])
+    if not before or not starts and not any(t.lower() in _HAVE or t.lower() in _BE for t in before):
         return None
-    for t in before:
+    subject: list[str] = []
+    for i, t in enumerate(before):
         low = t.lower()
-        if not (low in _HAVE or low in _BE or low in _OPENERS or low in ("he", "she", "they", "i", "we")
-                or t in names_in([t])):
-            return None  # "found out that she has", "The junior ranger asked ...": more than a holding
+        if low in _HAVE or low in _BE or low in _OPENERS or low in ("he", "she", "they", "i", "we") \
+                or t in names_in([t]) or starts and i >= len(before) - 2:
+            continue
+        if i == 0 and low in _ARTICLES:
+            continue
+        if before[0].lower() in _ARTICLES and i == len(subject) + 1 and len(subject) < 2 and t.isalpha() \
+                and t.islower() and low not in _FUNCTION:
+            subject.append(t)  # "A pet store had 102 puppies"
+            continue
+        return None  # "found out that she has", "The junior ranger asked ...": more than a holding
+    if subject and any(t.lower() in ("they", "them", "their", "it", "its") for t in tokens[end:]):
+        return None  # "The cafeteria had 86 apples. If they used 20": whose "they" after a new holder?
     k = qty_pos + 1  # the entity right after the quantity: "93 baseball cards" is not "82 cards"
     if k >= end or entity_key(tokens[k]) != entity:
         return None
     modifier = [t for t in tokens[k + 1:end] if t.isalpha() or t == "'s"]
     if not modifier:
-        return []
+        return subject
     first = modifier[0].lower()
     if first not in _PLACE_PREPOSITIONS and not (first.endswith("ed") or first.endswith("ing")):
         return None  # "to buy candy", "and eats 3": a purpose or an event, not where they are
     if any(t.lower() in _HAVE or t.lower() in _BE or t.lower() in _CLAUSE_WORDS or t.lower() in ("will", "would")
-           for t in modifier):
-        return None
-    return modifier
+           or t.lower() in _TIME_WORDS for t in modifier):
+        return None  # "in January" is a time a later "By March" leans on, not a place
+    return modifier + subject
 
 
 def refers_to_dropped(tokens: Sequence[str], later: int, modifier: Sequence[str]) -> bool:
@@ -115,3 +134,49 @@ def host_refusal(host: Problem, spans: Sequence[tuple[int, int]], reading, claus
     if to_prefix(host.expression)[0] in ("+", "-") and entity != reading.question_entity:
         return "op1_host_adds_another_thing"
     return None
+
+
+def asks_what_the_event_made(host: Problem, spans: Sequence[tuple[int, int]], reading, states: frozenset[str]) -> bool:
+    """The host's question asks with the verb of the statement a restated-event donor replaces ("Nancy grew N
+    watermelons ... How many watermelons did they grow?"): the donor's narrative ends with what is left
+    ("Sam grew 4 watermelons, but the rabbits ate 3"), which is not what was grown."""
+    q_start, q_end = spans[-1]
+    asks = predicate(host.tokens, q_start, q_end, reading.question_entity, host.language)
+    return bool((states & asks) - HOLDING_ASKS)
+
+
+_EVENT_PREPOSITIONS = frozenset({"of", "in", "on", "at", "from", "into", "for", "during"})
+
+
+def event_core(tokens: Sequence[str], start: int, end: int, qty_pos: int,
+               entity: str) -> tuple[frozenset[str], list[str]] | None:
+    """(what the statement says up to its entity, the dropped modifier) when ``tokens[start:end]`` is a
+    statement whose entity follows its quantity and is followed only by a prepositional phrase with no
+    verb or clause word ("Luke reads 216 pages of the comic book" -> ({read}, [of, the, comic, book]),
+    "Jessica found 5 seashells on the beach"), else None. The donor's narrative then states how many were
+    read or found; where a later clause refers to the phrase ("the beach") the caller refuses."""
+    span = noun_run(tokens, qty_pos + 1)
+    if ":" in entity or span is None or span[0] != qty_pos + 1 or entity_key(tokens[span[1] - 1]) != entity:
+        return None
+    modifier = [t for t in tokens[span[1]:end] if t not in (",", ".", "!", ";")]
+    if not modifier or modifier[0].lower() not in _EVENT_PREPOSITIONS or len(modifier) > 6:
+        return None
+    for t in modifier[1:]:
+        low = t.lower()
+        if not (t.isalpha() or t == "'s") or low in _HAVE or low in _BE or low in _CLAUSE_WORDS \
+                or low in ("will", "would", "to") or lemma(low) != low and not low.endswith("s"):
+            return None  # a number, a verb ("spent"), a clause: more than where or of what
+    return predicate(tokens, start, span[1], entity), modifier
+
+
+_ACQUIRE = frozenset("find pick buy get collect receive bake make catch grow win gather".split())
+
+
+def acquires_what_is_held(host: Problem, spans: Sequence[tuple[int, int]], reading, states: frozenset[str]) -> bool:
+    """The statement says only that its holder came by the entity ("Sam found 35 seashells", "Fred picked 36
+    limes") and the host asks what is held in the end ("How many seashells does he have now?"): the events
+    after it treat the amount as a holding, so a narrative ending in what its holder has may stand for it."""
+    q_start, q_end = spans[-1]
+    asks = predicate(host.tokens, q_start, q_end, reading.question_entity, host.language)
+    return len(states) == 1 and next(iter(states)) in _ACQUIRE and "have" in asks \
+        and is_holding_question(asks, NEUTRAL) and not states & asks

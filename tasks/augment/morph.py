@@ -64,3 +64,12 @@ def lemma(word: str) -> str:
         if lemmas:
             return lemmas[0]
     return w
+
+
+@lru_cache(maxsize=65536)
+def is_participle(word: str) -> bool:
+    """True when ``word`` is the past participle of a verb other than itself (saved, spent, given, read as
+    the participle of read), from lemminflect's inflection tables."""
+    w = word.lower()
+    lemmas = getLemma(w, upos="VERB", lemmatize_oov=False) if w.isalpha() else ()
+    return any(w in getInflection(lem, tag="VBN") for lem in lemmas if lem != w or w in ("read", "put", "cut", "set"))

@@ -93,9 +93,15 @@ def test_the_operator_renames_the_donor_protagonist_to_the_hosts_holder_of_the_s
     host = build_problem("h", "Mary has 20 pears, she gives 4 pears to Tom. How many pears does Mary have now?",
                          "x=20-4", 16, "toy")
     batch = geca_op1([donor, host], CFG, seed=0, round_=1)
-    assert [c.text for c in batch.candidates] == [
-        "Mary picked 6 pears, she picked 5 more pears, she gives 4 pears to Tom. How many pears does Mary have now?"]
-    assert "renamed=Sandy->Mary" in batch.candidates[0].provenance.detail
+    (mary,) = [c for c in batch.candidates if c.provenance.parents == ("h", "d")]
+    assert mary.text == ("Mary picked 6 pears, she picked 5 more pears, she gives 4 pears to Tom. "
+                         "How many pears does Mary have now?")
+    assert "renamed=Sandy->Mary" in mary.provenance.detail
+    # The other way round, "Sandy picked 6 pears" came by what the question asks she has: Mary's narrative
+    # (renamed) stands for it.
+    (sandy,) = [c for c in batch.candidates if c.provenance.parents == ("d", "h")]
+    assert sandy.text == ("Sandy has 20 pears, she gives 4 pears to Tom, she picked 5 more pears. "
+                          "How many pears does Sandy have?")
 
 
 def test_operation2_swaps_an_entity_everywhere_and_leaves_no_trace():

@@ -1,0 +1,89 @@
+"""A seeded sample of the operation-1 candidates a change licenses, to be judged by reading: one op1 round
+(bench/augment_speed.py --round: training side, verification, checks, held-out comparison) with the code
+of ``--before`` (a commit, extracted with ``git archive``) and with this tree; the verified candidates of
+the second round whose text the first did not make are the new ones.
+
+    .venv/bin/python bench/op1_new_sample.py --before 825dc00 --out docs/audits/op1-en-widening.sample.jsonl \\
+        sd:/work/compaug-runs/sd/mawps=20 mawps:../shared/data/mawps/MAWPS.json=45 sd:/work/compaug-runs/sd/builtin=50
+
+Each ``KIND:PATH=N`` draws N new candidates (seed 0, a text drawn once across all sides) of the round
+``--round KIND PATH``. The sample file has empty ``verdict`` and ``reason`` (bench/audit_files.py); a judge
+copies it to ``*.judged.jsonl`` and ``bench/label_audit.py --score`` scores it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def dump_round(kind: str, where: str, out: str) -> None:
+    """Run in the tree whose code is first on sys.path: one op1 round, its verified candidates to ``out``."""
+    from mwp.expr import Num, substitute, to_infix
+    from mwp.readers import DataSpec, read_problems
+    from tasks.augment.base import AugmentConfig
+    from tasks.augment.generate import generate_candidates
+    from tasks.augment.leakage import HeldOut
+    from tasks.loop.datasets import load_split_file, split_problems
+
+    if kind == "mawps":
+        train, valid, tests = split_problems(DataSpec("mawps", Path(where)).load()[1], 0)
+    else:
+        problems = read_problems(Path(where) / "train.jsonl").problems + read_problems(Path(where) / "test.jsonl").problems
+        train, valid, tests = split_problems(problems, 0, split=load_split_file(Path(where) / "split.json"))
+    batch = generate_candidates(train, AugmentConfig(operators=("geca_op1",)), 1, HeldOut.build({"valid": valid, **tests}))
+    by_id = {p.id: p for p in train}
+    with open(out, "w", encoding="utf-8") as fh:
+        for c in batch.candidates:
+            equation = to_infix(substitute(c.expression, {i: Num(v) for i, v in enumerate(c.values)}))
+            fh.write(json.dumps({"id": c.id, "text": c.text, "equation": equation, "answer": str(c.answer),
+                                 "parents": [{"id": pid, "text": by_id[pid].text} for pid in c.provenance.parents],
+                                 "detail": c.provenance.detail}, ensure_ascii=False) + "\n")
+
+
+def run_round(tree: Path, kind: str, where: str, out: Path) -> list[dict]:
+    code = (f"import sys; sys.path.insert(0, {str(tree)!r}); sys.path.insert(1, {str(ROOT / 'bench')!r}); "
+            f"import op1_new_sample as s; s.dump_round({kind!r}, {where!r}, {str(out)!r})")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tree)
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, help="commit whose op1 round is the baseline")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("sides", nargs="+", metavar="KIND:PATH=N")
+    args = parser.parse_args()
+    rng, rows, seen = random.Random(args.seed), [], set()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "before"
+        base.mkdir()
+        archive = subprocess.run(["git", "archive", args.before], cwd=ROOT, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        for side in args.sides:
+            spec, n = side.rsplit("=", 1)
+            kind, where = spec.split(":", 1)
+            where = str(Path(where).resolve())
+            before = {r["text"] for r in run_round(base, kind, where, Path(tmp) / "b.jsonl")}
+            after = run_round(ROOT, kind, where, Path(tmp) / "a.jsonl")
+            new = sorted((r for r in after if r["text"] not in before and r["text"] not in seen), key=lambda r: r["id"])
+            name = f"op1-new-{kind}-{Path(where).name.lower().removesuffix('.json')}-verified"
+            print(f"{side}: before {len(before)}, after {len(after)}, new {len(new)}", flush=True)
+            for r in sorted(rng.sample(new, min(int(n), len(new))), key=lambda r: r["id"]):
+                seen.add(r["text"])
+                rows.append({"dataset": name, "operator": "geca_op1", **r, "verdict": "", "reason": ""})
+    with open(args.out, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    print(f"{len(rows)} rows -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -162,12 +162,22 @@ def _zh_environments(problem: Problem, by_env: dict, votes: dict) -> None:
         clause = [w for w in ws if start <= w.start < end and w.flag not in ("m", "x")]
         masked = tuple("<name>" if w.text in names or w.text in zh.PRONOUNS_F | zh.PRONOUNS_M else w.text for w in clause)
         for i, w in enumerate(clause):
-            kind = "name" if w.text in names else "noun" if w.text in nouns else None
+            kind = "name" if w.text in names else "noun" if w.text in nouns - zh.GENERAL_NOUNS else None
             if kind is None:
                 continue
             env = masked[:i] + ("<0>",) + masked[i + 1:]
-            if any(zh.is_content(x) for k, x in enumerate(clause) if k != i and masked[k] != "<name>"):
+            if any(_specific(x) for k, x in enumerate(clause) if k != i and masked[k] != "<name>"):
                 by_env[(kind, ("zh",) + env)].add(w.text)
+
+
+# Words any counted thing can fill in ("有个<0>", "一共有个<0>", "平均每个<0>", "每个<0>的价格是"): an
+# environment made only of these licenses 座位 ~ 杯子 and 小组 ~ 篮球, so it licenses nothing.
+_ANY_THING = frozenset("有 是 共有 一共 一共有 总共 还有 平均 每个 价格 价钱 单价 重 需要 要 用 买 卖 多 少 剩 剩下 还剩".split())
+
+
+def _specific(word: "zh.Word") -> bool:
+    """A content word that says something of the entity beyond "there are N of them" or "each costs"."""
+    return zh.is_content(word) and word.text not in _ANY_THING and word.text not in zh.ATTRIBUTES
 
 
 def _genders(votes: dict[str, set[str]], lexicon: dict[str, str]) -> dict[str, str]:
@@ -227,6 +237,17 @@ def swap_entity(problem: Problem, old: Entity, new: Entity, operator: str, detai
                     problem.provenance.source)
 
 
+def _head_counts_alone(rest: str, head: str) -> bool:
+    """The noun's last character stands alone as a count word elsewhere ("每组", "各班", "这组")."""
+    return any(det + head in rest for det in "每各这那两几")
+
+
+def _quoted(text: str, start: int, tokens: Sequence[str]) -> bool:
+    """The token at ``start`` sits between “ and ” (a title or a slogan, not a person)."""
+    before = "".join(tokens[:start])
+    return before.count("“") > before.count("”")
+
+
 def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: str, round_: int,
              gender: dict[str, str]) -> Problem | str:
     """The Chinese swap: every word equal to ``old`` rewritten; refused when the old characters also sit
@@ -240,6 +261,12 @@ def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: 
         return "swap_target_already_in_problem"
     if text.count(old.key) != len(mentions):
         return "swap_mention_bound_to_its_words"
+    if old.kind == "noun" and len(old.key) > 1 and _head_counts_alone(text.replace(old.key, "□"), old.key[-1]):
+        return "swap_mention_bound_to_its_words"  # "7个小组，每组4瓶": 每组 would still count the old groups
+    if old.kind == "name" and any(_quoted(text, w.start, tokens) for w in mentions.values()):
+        return "swap_mention_bound_to_its_words"  # "“我是遵纪守法小明星”": a name inside a title
+    if new.key in zh.GENERAL_NOUNS or old.key in zh.GENERAL_NOUNS:
+        return "swap_general_noun"  # "水果和苹果": a kind beside one of its members
     if old.kind == "noun" and new.classifiers:
         used = {e.split(":", 1)[0] for e in read(problem).quantity_entities + (read(problem).question_entity,)
                 if e and e.endswith(":" + old.key)}

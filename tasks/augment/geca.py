@@ -25,7 +25,7 @@ from tasks.augment import zh
 from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
                                     has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
 from tasks.augment.en_refusal import en_refusal
-from tasks.augment.zh_refusal import zh_refusal
+from tasks.augment.zh_refusal import ZH_ATTEMPTS, zh_clause_refusal, zh_refusal
 from tasks.augment.holding import (holding_modifier, host_refusal, introduced_as_known, is_holding_question,
                                    opening, refers_to_dropped)
 from tasks.augment.swap import nouns_of, pool_entities, pronoun_gender, swap_entity
@@ -227,7 +227,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 continue  # "on Monday he worked 8 hours and on Tuesday 2 hours": one clause, two amounts
             states = predicate(host.tokens, start, end, entity, lang)
             exact = donors.get((entity, states - neutral(lang)[1]), [])
-            refused = host_refusal(host, u.spans, reading, c, entity) if lang != "zh" else None
+            refused = host_refusal(host, u.spans, reading, c, entity) if lang != "zh" else \
+                zh_clause_refusal(host, u, c, entity, states)
             if refused:
                 batch.rejected[refused] += 1  # a spliced host: "Lucy bakes 30 buns. Bob buys 20 more buns. ... Bob"
                 continue
@@ -247,8 +248,10 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             batch.rejected["op1_no_statement_with_a_donor"] += 1
             continue
         made: set[tuple[int, int]] = set()
-        for _ in range(4 * cfg.per_problem_cap):
-            if len(made) >= cfg.per_problem_cap:
+        before = len(batch.candidates)
+        for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap if lang == "zh" else 4 * cfg.per_problem_cap):
+            # Chinese: the cap counts compositions made, not pairs tried (most pairs are refused)
+            if (len(batch.candidates) - before if lang == "zh" else len(made)) >= cfg.per_problem_cap:
                 break
             c, entity, states, pool, held = clauses[rng.randrange(len(clauses))]
             d = pool[rng.randrange(len(pool))]

@@ -237,6 +237,21 @@ def swap_entity(problem: Problem, old: Entity, new: Entity, operator: str, detai
                     problem.provenance.source)
 
 
+_PERSON_CLASSIFIERS = frozenset("人 名 位".split())
+_PERSON_ENDS = tuple("生员友人工师民者孩兵")
+_GROUP_ENDS = tuple("组队班级")
+
+
+def _noun_kind(entity: Entity) -> str:
+    """"person" (counted with 人/名/位, or 学生, 队员, 小朋友), "group" (小组, 小队, 班级) or "thing": a swap keeps
+    the kind, since what a text says of people (投沙包, 参加比赛, 每人) does not fit balls or groups."""
+    if entity.key.endswith(_GROUP_ENDS):
+        return "group"
+    if entity.classifiers & _PERSON_CLASSIFIERS or entity.key.endswith(_PERSON_ENDS) or entity.key == "同学":
+        return "person"
+    return "thing"
+
+
 def _head_counts_alone(rest: str, head: str) -> bool:
     """The noun's last character stands alone as a count word elsewhere ("每组", "各班", "这组")."""
     return any(det + head in rest for det in "每各这那两几")
@@ -263,6 +278,12 @@ def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: 
         return "swap_mention_bound_to_its_words"
     if old.kind == "noun" and len(old.key) > 1 and _head_counts_alone(text.replace(old.key, "□"), old.key[-1]):
         return "swap_mention_bound_to_its_words"  # "7个小组，每组4瓶": 每组 would still count the old groups
+    if old.kind == "noun" and len(new.key) > 1 and _head_counts_alone(text.replace(old.key, "□"), new.key[-1]):
+        return "swap_classifier_does_not_fit"  # "240个铅笔盒，每箱5盒": boxes of pencil boxes
+    if old.kind == "noun" and _noun_kind(old) != _noun_kind(new):
+        return "swap_kind_differs"  # "有5个篮球投沙包" for 同学, "12个小队参加比赛" for 小朋友
+    if old.kind == "name" and any(w.start > 0 and tokens[w.start - 1] in ("小", "老") for w in mentions.values()):
+        return "swap_mention_bound_to_its_words"  # "小丁丁": the name is inside a nickname
     if old.kind == "name" and any(_quoted(text, w.start, tokens) for w in mentions.values()):
         return "swap_mention_bound_to_its_words"  # "“我是遵纪守法小明星”": a name inside a title
     if new.key in zh.GENERAL_NOUNS or old.key in zh.GENERAL_NOUNS:
@@ -285,6 +306,8 @@ def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: 
         new_pos[i] = len(out)
         out.append(tokens[i])
         i += 1
+    if "".join(out) != text.replace(old.key, new.key):
+        return "swap_mention_bound_to_its_words"  # the words did not cover every occurrence of the old text
     slots = [Slot(new_pos[pos], j, q.value, q.surface) for j, (pos, q) in enumerate(zip(problem.quantity_positions(),
                                                                                        problem.quantities))]
     return assemble(out, slots, problem.expression, problem.language, (problem.id,), operator, detail, round_,

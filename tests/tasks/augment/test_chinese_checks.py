@@ -1,0 +1,107 @@
+"""Chinese operations 1 and 2 on hand-made problems: each widening of what operation 1 licenses and each
+refusal that keeps compositions and swaps coherent, with the reason it is counted under."""
+from fractions import Fraction
+
+from mwp.expr import to_infix
+from mwp.problem import build_problem
+from tasks.augment.base import AugmentConfig, clause_units
+from tasks.augment.consistency import consistency_reason
+from tasks.augment.entities import read
+from tasks.augment.geca import geca_op1, operation1
+from tasks.augment.swap import Entity, pool_entities, swap_entity
+from tasks.augment.verify import verify
+from tasks.augment.zh_refusal import zh_refusal
+
+
+def zh(pid, text, equation, answer):
+    return build_problem(pid, text, equation, answer, "toy", "zh")
+
+
+def refusal(host, donor, clause=0):
+    """Why statement ``clause`` of ``host`` may not be replaced by ``donor``'s narrative (None: it may)."""
+    u, r = clause_units(host), read(host)
+    slot = next(j for j, c in enumerate(r.clause_of_slot) if c == clause)
+    entity = r.quantity_entities[slot]
+    from tasks.augment.entities import predicate
+    states = predicate(host.tokens, *u.spans[clause], entity, "zh")
+    narrative = donor.tokens[:clause_units(donor).spans[-1][0]]
+    return zh_refusal(host, u, clause, entity, states, donor, narrative, r.clause_holders[clause],
+                      read(donor).question_holder)
+
+
+def test_a_statement_whose_counted_entity_names_the_thing_composes_and_its_holder_may_recur():
+    # "小刚有48张邮票" names no noun but 邮票 itself; 小刚 is in the narrative and in the host's next clause,
+    # which is who both are about, not a second statement of one amount
+    host = zh("h", "小刚有48张邮票，小军的张数比小刚的4倍少10张，小军比小刚多多少张？", "x=48*4-10-48", 134)
+    donor = zh("d", "小芳有120张邮票，小刚的邮票是小芳的(2/5)，小刚有多少张邮票？", "x=120*(2/5)", 48)
+    (new,) = geca_op1([host, donor], AugmentConfig(), 0, 1).candidates
+    assert new.text == "小芳有120张邮票，小刚的邮票是小芳的(2/5)，小军的张数比小刚的4倍少10张，小军比小刚多多少张？"
+    assert to_infix(new.expression) == "N0*N1*N2-N3-N0*N1"
+    (checked,), _ = verify([new])
+    assert checked.answer == 134 and consistency_reason(checked, [host, donor]) is None
+
+
+def test_a_donor_from_another_class_is_refused():
+    host = zh("h", "六年级(1)班有学生40人，平均每人捐了20元，全班共捐了多少元？", "x=40*20", 800)
+    donor = zh("d", "5(1)班有女生22人，占全班人数的44%．全班有几人？", "x=22/0.44", 50)
+    assert refusal(host, donor) == "op1_zh_donor_names_another_group"
+
+
+def test_a_narrative_that_fixes_the_whole_is_refused_where_the_host_relates_its_other_part():
+    # 50 students of whom 60% are girls fixes the boys at 20; the host then says boys are 1/5 fewer than girls
+    host = zh("h", "某班有女生30人，男生比女生少(1/5)，男生有多少人？", "x=30*(1-(1/5))", 24)
+    donor = zh("d", "某班共有学生50人，其中女生占60%，女生有多少人？", "x=50*0.6", 30)
+    assert refusal(host, donor) == "op1_zh_donor_fixes_the_whole"
+
+
+def test_a_second_price_change_after_the_narrative_is_refused():
+    host = zh("h", "一种商品原价是200元，现价比原来降低了20%，现价多少元？", "x=200*(1-0.2)", 160)
+    donor = zh("d", "一件商品降价40%后售价120元，这件商品原价多少元？", "x=120/(1-0.4)", 200)
+    assert refusal(host, donor) == "op1_zh_two_price_changes"
+
+
+def test_a_total_question_is_refused_when_the_narrative_adds_a_part_it_would_not_count():
+    host = zh("h", "梨树17棵，苹果树是梨树的3倍，一共有果树多少棵？", "x=17+17*3", 68)
+    donor = zh("d", "梨树比桃树多60棵，桃树是梨树的40%．梨树多少棵？", "x=60/(1-0.4)", 100)
+    assert refusal(host, donor) == "op1_zh_host_total_misses_a_part"
+
+
+def test_a_narrative_with_its_own_reader_is_refused_where_the_host_names_another():
+    host = zh("h", "一本故事书有150页，小红每天看7页，看了9天，还剩多少页？", "x=150-7*9", 87)
+    donor = zh("d", "小明读一本故事书，第一天读了60页，第二天读了90页，这本故事书有多少页？", "x=60+90", 150)
+    assert refusal(host, donor) == "op1_zh_donor_names_someone_else"
+
+
+def test_a_composition_that_makes_a_whole_count_fractional_is_refused():
+    host = zh("h", "3米长的绳子，截成(1/4)米长的小段，可以截成多少．", "x=3/(1/4)", 12)
+    donor = zh("d", "一条绳子剪去(2/5)，还剩2米，这条绳子长多少米？", "x=2/(1-(2/5))", Fraction(10, 3))
+    new = operation1(host, clause_units(host), 0, donor, clause_units(donor), "zh", 1)
+    (checked,), _ = verify([new])
+    assert checked.answer == Fraction(40, 3)
+    assert consistency_reason(checked, [host, donor]) == "check_count_not_whole"
+
+
+def test_an_environment_any_counted_thing_fills_licenses_no_swap():
+    seats = zh("a", "电影院楼上有200个座位，楼下有800个座位，一共有多少个座位？", "x=200+800", 1000)
+    cups = zh("b", "柜子里有20个杯子，又买来8个杯子，一共有多少个杯子？", "x=20+8", 28)
+    assert "杯子" not in pool_entities([seats, cups]).alternatives.get(("noun", "座位"), set())
+
+
+def test_chinese_swaps_that_would_read_wrong_are_refused():
+    groups = zh("g", "有一箱矿泉水，平均分给7个小组，每组分到4瓶，这箱矿泉水一共有多少瓶？", "x=7*4", 28)
+    assert swap_entity(groups, Entity("noun", "小组"), Entity("noun", "小队"), "geca_op2", "", 1) == \
+        "swap_mention_bound_to_its_words"  # 每组 would still count the groups
+    pupils = zh("p", "有5个同学投沙包，每人投2个，一共投了多少个沙包？", "x=5*2", 10)
+    assert swap_entity(pupils, Entity("noun", "同学"), Entity("noun", "篮球"), "geca_op2", "", 1) == \
+        "swap_kind_differs"
+    balls = zh("b", "车间生产了240个乒乓球，装了8箱，每箱5盒．每盒装几个乒乓球？", "x=240/(8*5)", 6)
+    assert swap_entity(balls, Entity("noun", "乒乓球"), Entity("noun", "铅笔盒"), "geca_op2", "", 1) == \
+        "swap_classifier_does_not_fit"  # boxes of pencil boxes
+    pears = zh("f", "商店运来14筐梨，还运来16筐苹果，一共运来多少筐？", "x=14+16", 30)
+    assert swap_entity(pears, Entity("noun", "梨"), Entity("noun", "水果"), "geca_op2", "", 1) == "swap_general_noun"
+    star = zh("s", "在“我是小明星”演讲活动中，已有18名学生演讲完，还有12名学生，共有多少名学生？", "x=18+12", 30)
+    assert swap_entity(star, Entity("name", "小明"), Entity("name", "小红"), "geca_op2", "", 1,
+                       {"小明": "m", "小红": "f"}) == "swap_mention_bound_to_its_words"
+    fine = zh("o", "有5个同学投沙包，每人投2个，一共投了多少个沙包？", "x=5*2", 10)
+    assert swap_entity(fine, Entity("noun", "同学"), Entity("noun", "学生"), "geca_op2", "", 1).text == \
+        "有5个学生投沙包，每人投2个，一共投了多少个沙包？"

@@ -242,19 +242,27 @@ _PERSON_ENDS = tuple("生员友人工师民者孩兵")
 _GROUP_ENDS = tuple("组队班级")
 
 
+_COLOURS = frozenset("红黄蓝白黑绿紫灰粉橙彩")
+
+
 def _noun_kind(entity: Entity) -> str:
-    """"person" (counted with 人/名/位, or 学生, 队员, 小朋友), "group" (小组, 小队, 班级) or "thing": a swap keeps
-    the kind, since what a text says of people (投沙包, 参加比赛, 每人) does not fit balls or groups."""
+    """"person" (counted with 人/名/位, or 学生, 队员, 小朋友), "group" (小组, 小队, 班级), "plant" (梨树, 树苗),
+    "colour" (红球) or "thing": a swap keeps the kind, since what a text says of people (投沙包, 参加比赛, 每人)
+    does not fit balls or groups, 27棵苹果 is no orchard and 10个乒乓球 no colour among 黑球 and 白球."""
     if entity.key.endswith(_GROUP_ENDS):
         return "group"
+    if entity.key.endswith(("树", "苗", "花", "草")):
+        return "plant"
+    if len(entity.key) == 2 and entity.key[0] in _COLOURS:
+        return "colour"  # 红球 among 黑球 and 白球: a 乒乓球 is no colour
     if entity.classifiers & _PERSON_CLASSIFIERS or entity.key.endswith(_PERSON_ENDS) or entity.key == "同学":
         return "person"
     return "thing"
 
 
 def _head_counts_alone(rest: str, head: str) -> bool:
-    """The noun's last character stands alone as a count word elsewhere ("每组", "各班", "这组")."""
-    return any(det + head in rest for det in "每各这那两几")
+    """A character of the noun stands alone as a count word or a label elsewhere ("每组", "各班", "丙班")."""
+    return any(det + head in rest for det in "每各这那两几甲乙丙丁")
 
 
 def _quoted(text: str, start: int, tokens: Sequence[str]) -> bool:
@@ -276,10 +284,12 @@ def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: 
         return "swap_target_already_in_problem"
     if text.count(old.key) != len(mentions):
         return "swap_mention_bound_to_its_words"
-    if old.kind == "noun" and len(old.key) > 1 and _head_counts_alone(text.replace(old.key, "□"), old.key[-1]):
-        return "swap_mention_bound_to_its_words"  # "7个小组，每组4瓶": 每组 would still count the old groups
-    if old.kind == "noun" and len(new.key) > 1 and _head_counts_alone(text.replace(old.key, "□"), new.key[-1]):
-        return "swap_classifier_does_not_fit"  # "240个铅笔盒，每箱5盒": boxes of pencil boxes
+    rest = text.replace(old.key, "□")
+    if old.kind == "noun" and len(old.key) > 1 and (any(_head_counts_alone(rest, ch) for ch in old.key)
+                                                    or old.key.endswith("树") and old.key[:-1] in rest):
+        return "swap_mention_bound_to_its_words"  # "7个小组，每组4瓶", "丙班" for 班级, "每棵梨树收梨40千克"
+    if old.kind == "noun" and len(new.key) > 1 and any(_head_counts_alone(rest, ch) for ch in new.key):
+        return "swap_classifier_does_not_fit"  # "240个铅笔盒，每箱5盒", "12个班，每班有8个班级"
     if old.kind == "noun" and _noun_kind(old) != _noun_kind(new):
         return "swap_kind_differs"  # "有5个篮球投沙包" for 同学, "12个小队参加比赛" for 小朋友
     if old.kind == "name" and any(w.start > 0 and tokens[w.start - 1] in ("小", "老") for w in mentions.values()):

@@ -52,7 +52,8 @@ ATTRIBUTES = frozenset(
     "厚度 深度 重量 体重 速度 时间 路程 全长 全程 总数 人数 总人数 水深 底 底边 邻边 半径 直径 产量 数量 总量 效率 距离 "
     "价 钱 费用 总长 全部 总共 结果 部分 任务 工程 计划 工作 总价 一半".split())
 # Nouns that name a kind of things, not one thing (水果 is apples and pears): never swapped to or from.
-GENERAL_NOUNS = frozenset("水果 蔬菜 东西 物品 商品 货物 粮食 动物 植物 图书 书 文具 用品 家具 器材 食品 零食 饮料 材料".split())
+GENERAL_NOUNS = frozenset("水果 蔬菜 东西 物品 商品 货物 粮食 动物 植物 图书 书 新书 课外书 读物 课外读物 书籍 文具 用品 家具 "
+                          "器材 食品 零食 饮料 材料 果树 树 树木".split())
 # Words two unrelated narratives share without saying the same thing.
 _GENERIC = frozenset("有 是 用 多 少 比 倍 每 共 一共 还 又 再 到 要 需要 用去".split())
 _NOT_CONTENT = frozenset("了 的 地 得 着 过 是 把 被 给 和 与 及 或 又 再 也 都 就 才 还 只 比 从 向 往 在 到 为 对 "

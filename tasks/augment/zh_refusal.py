@@ -43,25 +43,31 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     donor_question = "".join(donor.tokens[clause_units(donor).spans[-1][0]:])
     if "另" in donor_question:
         return "op1_zh_donor_asks_about_a_second_thing"  # "另一根长多少米": its narrative opens with the first
-    if c > 0 and zh.introduces(narrative):
+    if c > 0 and zh.introduces(narrative) or "另一" in "".join(narrative):
         return "op1_zh_donor_introduces_a_second_thing"  # "一种商品打0.8销售，一件商品降价20%后是320元"
     host_places, donor_places = zh.places(host.tokens), zh.places(narrative)
     if donor_places - host_places:
         return "op1_zh_donor_in_another_place"  # 果园's pear trees into 公园's, 鼓号队 into 合唱队
-    host_groups = zh.groups(tokens) | class_labels(tokens)
-    if host_groups and (zh.groups(narrative) | class_labels(narrative)) - host_groups:
-        return "op1_zh_donor_names_another_group"  # 五年级 in a problem about 四年级, 5(1)班 into 六年级(1)班
+    host_groups, told_labels = zh.groups(tokens) | class_labels(tokens), class_labels(narrative)
+    if host_groups and (zh.groups(narrative) | told_labels) - host_groups \
+            or told_labels and not host_groups and host_places - donor_places:
+        return "op1_zh_donor_names_another_group"  # 5(1)班 into 六年级(1)班, 三年级(1)班 into 合唱队
     if c + 1 < len(u.spans) - 1 and len(clause_units(donor).spans) > 2 and zh.introduces(tokens[slice(*u.spans[c + 1])]):
         return "op1_zh_next_clause_introduces_another_thing"  # "..., 一辆汽车3小时行了216千米" after two cars' story
-    others = zh.names_in(tuple(narrative)) - {asked_of}
-    if holder is None and others and zh.names_in(tokens) - others:
-        return "op1_zh_donor_names_someone_else"  # 小明 reads the book, then the host's 王丽 reads "the" rest
     rest = "".join(tok for k, (a, b) in enumerate(u.spans) if k != c for tok in tokens[a:b])
     told = "".join(narrative)
     if _shares_one_whole(told, rest, "".join(tokens[slice(*u.spans[c])])):
         return "op1_zh_donor_fixes_the_whole"  # "共50人，女生占60%" then the host's "男生比女生少(1/5)"
+    others = zh.names_in(tuple(narrative)) - {asked_of}
+    if holder is None and others and zh.names_in(tokens) - others:
+        return "op1_zh_donor_names_someone_else"  # 小明 reads the book, then the host's 王丽 reads "the" rest
     if any(w in told for w in _PRICE_CHANGES) and any(w in rest for w in _PRICE_CHANGES):
         return "op1_zh_two_price_changes"  # "降价40%后售价120元" then the host's "现在打0.8销售"
+    if any(w in told for w in _REMOVALS) and any(w in rest for w in _REMOVALS):
+        return "op1_zh_two_removals"  # "截去它的20%后还剩4米" then "第一次用去总长度的20%": of which length?
+    if c + 1 < len(u.spans) and _no_subject(tokens, *u.spans[c + 1]) \
+            and _things(narrative) - _things(host.tokens):
+        return "op1_zh_next_clause_subject_ambiguous"  # "运来梨240千克，运来的苹果比梨多...，卖出了(5/8)": of which?
     question = "".join(tokens[u.spans[-1][0]:])
     if any(w in question for w in _TOTALS) and not any(w in question for w in "和与、及") \
             and zh.nouns_of_text(narrative) - zh.nouns_of_text(host.tokens):
@@ -85,14 +91,34 @@ def _counts_a_thing(entity: str) -> bool:
     return ":" in entity and entity.split(":", 1)[1] not in zh.ATTRIBUTES
 
 
-_CLASS_LABEL = re.compile(r"[0-9一二三四五六七八九十]+(?:年级)?[(（][0-9一二三四五六七八九十]+[)）]班|[一二三四五六]年级")
+_CLASS_LABEL = re.compile(r"[0-9一二三四五六七八九十]+(?:年级)?[(（][0-9一二三四五六七八九十]+[)）]班|[一二三四五六]年级"
+                          r"|[\u4e00-\u9fff]{2}(?:小学|中学)")
+
+
+def _things(tokens: Sequence[str]) -> set[str]:
+    """Nouns of the text that name things, not properties (全长) or count words (jieba's 每箱/nz)."""
+    nouns = {w.text for w in zh.words(tuple(tokens)) if zh._is_noun(w)}  # one-character nouns too: 梨, 桃
+    return {n for n in nouns - zh.ATTRIBUTES - _NOT_THINGS if n[0] not in "每这那该各"}
+
+
+def _no_subject(tokens: tuple[str, ...], start: int, end: int) -> bool:
+    """The clause opens with a verb (after time words and adverbs: "上午卖出132千克", "第一天卖了(1/6)"): its
+    subject is whatever the text spoke of last."""
+    for w in zh.words(tokens):
+        if start <= w.start < end and w.flag != "x":
+            if w.flag in ("t", "d") or w.flag == "m" and not w.text[:1].isdigit():
+                continue
+            return w.flag.startswith("v")
+    return False
 
 
 def class_labels(tokens: Sequence[str]) -> set[str]:
-    """Labels of a class or grade in the text ("5(1)班", "六年级(1)班", "四年级"), digits and numerals alike."""
+    """Labels of a class, grade or school in the text ("5(1)班", "六年级(1)班", "四年级", "希望小学")."""
     return set(_CLASS_LABEL.findall("".join(tokens)))
 
 
+_NOT_THINGS = frozenset("运 重 长 宽 高 价 钱 里 处".split())  # one-character words jieba tags n ("水果店/运/来")
+_REMOVALS = ("用去", "剪去", "截去", "运出", "运走", "卖出", "卖掉", "吃去", "吃掉", "用了", "剪掉", "截掉", "运了", "卖了")
 _PRICE_CHANGES = ("降价", "涨价", "提价", "减价", "打折", "折出售", "折销售", "便宜", "现价", "售价", "降低了", "优惠")
 _TOTALS = ("一共", "共有", "总共", "合计", "总数")
 _COMPLEMENTS = {"男生": "女生", "女生": "男生", "男同学": "女同学", "女同学": "男同学", "男工": "女工", "女工": "男工"}

@@ -105,3 +105,41 @@ def test_chinese_swaps_that_would_read_wrong_are_refused():
     fine = zh("o", "有5个同学投沙包，每人投2个，一共投了多少个沙包？", "x=5*2", 10)
     assert swap_entity(fine, Entity("noun", "同学"), Entity("noun", "学生"), "geca_op2", "", 1).text == \
         "有5个学生投沙包，每人投2个，一共投了多少个沙包？"
+
+
+def test_a_narrative_that_removes_a_share_is_refused_before_the_host_removes_another():
+    host = zh("h", "一根铁丝长5米，第一次用去总长度的20%，第二次用去(1/2)米，还剩下多少米？", "x=5*(1-0.2)-(1/2)", Fraction(7, 2))
+    donor = zh("d", "一根铁丝截去它的20%后还剩4米，这根铁丝长多少米？", "x=4/(1-0.2)", 5)
+    assert refusal(host, donor) == "op1_zh_two_removals"  # 20% of which length?
+
+
+def test_a_clause_without_a_subject_is_refused_after_a_narrative_that_brings_another_thing():
+    host = zh("h", "商店有苹果280千克，上午卖出132千克，这时商店有苹果多少千克？", "x=280-132", 148)
+    donor = zh("d", "商店里有梨390千克，比苹果少40%，商店里有苹果多少千克？", "x=390/(1-0.4)", 650)
+    assert refusal(host, donor) == "op1_zh_next_clause_subject_ambiguous"  # sold 132 kg of pears or apples?
+    alone = zh("a", "商店里运来8箱苹果，每箱重35千克，商店里有苹果多少千克？", "x=8*35", 280)
+    assert refusal(host, alone) is None  # the narrative speaks of apples only
+
+
+def test_a_narrative_about_another_school_or_a_class_in_place_of_a_team_is_refused():
+    host = zh("h", "君武小学有学生1458人，女生人数是男生人数的(4/5)，君武小学男生有多少人？", "x=1458/(1+(4/5))", 810)
+    donor = zh("d", "希望小学有6个年级，平均每个年级有243人，希望小学有学生多少人？", "x=6*243", 1458)
+    assert refusal(host, donor) == "op1_zh_donor_names_another_group"
+    team = zh("t", "某校合唱队有学生48人，女生人数和男生人数的比是5：3，合唱队有女生多少人？", "x=48*5/(5+3)", 30)
+    pupils = zh("p", "三年级(1)班有46人，其中21人是女生，三年级(1)班有男生多少人？", "x=46-21", 25)
+    assert refusal(team, pupils) == "op1_zh_donor_names_another_group"
+
+
+def test_chinese_swaps_keep_plants_colours_and_labels_apart():
+    orchard = zh("o", "果园里有21棵杏树，27棵梨树，一共有多少棵？", "x=21+27", 48)
+    assert swap_entity(orchard, Entity("noun", "梨树"), Entity("noun", "苹果"), "geca_op2", "", 1) == "swap_kind_differs"
+    assert swap_entity(orchard, Entity("noun", "梨树"), Entity("noun", "桃树"), "geca_op2", "", 1).text == \
+        "果园里有21棵杏树，27棵桃树，一共有多少棵？"
+    pears = zh("p", "一个果园种了360棵梨树，平均每棵梨树收梨40千克，一共收梨多少千克？", "x=360*40", 14400)
+    assert swap_entity(pears, Entity("noun", "梨树"), Entity("noun", "桃树"), "geca_op2", "", 1) == \
+        "swap_mention_bound_to_its_words"  # peach trees that bear pears
+    balls = zh("b", "口袋中有15个黑球，13个白球和10个红球，一共有多少个球？", "x=15+13+10", 38)
+    assert swap_entity(balls, Entity("noun", "红球"), Entity("noun", "乒乓球"), "geca_op2", "", 1) == "swap_kind_differs"
+    classes = zh("c", "学校把240棵树苗分给甲、乙、丙3个班级，丙班分到60棵，甲、乙两个班级一共分到多少棵？", "x=240-60", 180)
+    assert swap_entity(classes, Entity("noun", "班级"), Entity("noun", "小队"), "geca_op2", "", 1) == \
+        "swap_mention_bound_to_its_words"  # 丙班 would stay a class

@@ -52,14 +52,14 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     if host_groups and (zh.groups(narrative) | told_labels) - host_groups \
             or told_labels and not host_groups and host_places - donor_places:
         return "op1_zh_donor_names_another_group"  # 5(1)班 into 六年级(1)班, 三年级(1)班 into 合唱队
-    if c + 1 < len(u.spans) - 1 and len(clause_units(donor).spans) > 2 and zh.introduces(tokens[slice(*u.spans[c + 1])]):
+    if c + 1 < len(u.spans) - 1 and len(clause_units(donor).spans) > 2 and _introduces(tokens, *u.spans[c + 1]):
         return "op1_zh_next_clause_introduces_another_thing"  # "..., 一辆汽车3小时行了216千米" after two cars' story
     rest = "".join(tok for k, (a, b) in enumerate(u.spans) if k != c for tok in tokens[a:b])
     told = "".join(narrative)
     if _shares_one_whole(told, rest, "".join(tokens[slice(*u.spans[c])])):
         return "op1_zh_donor_fixes_the_whole"  # "共50人，女生占60%" then the host's "男生比女生少(1/5)"
-    others = zh.names_in(tuple(narrative)) - {asked_of}
-    if holder is None and others and zh.names_in(tokens) - others:
+    others = _people(narrative) - {asked_of}
+    if holder is None and others and _people(tokens) - others:
         return "op1_zh_donor_names_someone_else"  # 小明 reads the book, then the host's 王丽 reads "the" rest
     if any(w in told for w in _PRICE_CHANGES) and any(w in rest for w in _PRICE_CHANGES):
         return "op1_zh_two_price_changes"  # "降价40%后售价120元" then the host's "现在打0.8销售"
@@ -93,6 +93,20 @@ def _counts_a_thing(entity: str) -> bool:
 
 _CLASS_LABEL = re.compile(r"[0-9一二三四五六七八九十]+(?:年级)?[(（][0-9一二三四五六七八九十]+[)）]班|[一二三四五六]年级"
                           r"|[\u4e00-\u9fff]{2}(?:小学|中学)")
+
+
+def _people(tokens: Sequence[str]) -> set[str]:
+    """Names in the text, with a surname and a given name that jieba cut apart (王/丽 -> 王丽)."""
+    ws = zh.words(tuple(tokens))
+    merged = {a.text + b.text for a, b in zip(ws, ws[1:]) if a.flag.startswith("nr") and b.flag.startswith("nr")
+              and len(a.text) == len(b.text) == 1 and a.text in zh._SURNAMES}
+    return zh.names_in(tuple(tokens)) | merged
+
+
+def _introduces(tokens: tuple[str, ...], start: int, end: int) -> bool:
+    """The clause opens by bringing in its own actor ("一辆汽车...", "两辆汽车从两地相对开出")."""
+    first = next((w for w in zh.words(tokens) if start <= w.start < end and w.flag != "x"), None)
+    return first is not None and first.text[:1] in "一某两" and not first.text[:1].isdigit()
 
 
 def _things(tokens: Sequence[str]) -> set[str]:

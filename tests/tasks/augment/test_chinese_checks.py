@@ -143,3 +143,16 @@ def test_chinese_swaps_keep_plants_colours_and_labels_apart():
     classes = zh("c", "学校把240棵树苗分给甲、乙、丙3个班级，丙班分到60棵，甲、乙两个班级一共分到多少棵？", "x=240-60", 180)
     assert swap_entity(classes, Entity("noun", "班级"), Entity("noun", "小队"), "geca_op2", "", 1) == \
         "swap_mention_bound_to_its_words"  # 丙班 would stay a class
+
+
+def test_a_name_jieba_cuts_apart_still_counts_as_someone_else():
+    host = zh("h", "一本故事书有150页，王丽每天看7页，看了9天，还剩多少页？", "x=150-7*9", 87)
+    donor = zh("d", "小明读一本故事书，第一天读了60页，第二天读了90页，这本故事书有多少页？", "x=60+90", 150)
+    assert refusal(host, donor) == "op1_zh_donor_names_someone_else"
+
+
+def test_a_host_whose_next_clause_brings_in_its_own_actors_takes_no_narrative_with_its_own():
+    host = zh("h", "甲乙两地相距300千米，两辆汽车从两地相对开出，甲车每小时行40千米，乙车每小时行20千米，几小时后相遇？",
+              "x=300/(40+20)", 5)
+    donor = zh("d", "修一段公路，平均每天修20千米，修12天后还剩60千米，这段公路长多少千米？", "x=20*12+60", 300)
+    assert refusal(host, donor) == "op1_zh_next_clause_introduces_another_thing"

@@ -242,6 +242,7 @@ _PERSON_ENDS = tuple("生员友人工师民者孩兵")
 _GROUP_ENDS = tuple("组队班级")
 
 
+_TITLES_ZH = ("老师", "师傅", "大妈", "大爷", "大伯", "叔叔", "阿姨", "爷爷", "奶奶", "校长", "医生")
 _COLOURS = frozenset("红黄蓝白黑绿紫灰粉橙彩")
 
 
@@ -292,6 +293,8 @@ def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: 
         return "swap_classifier_does_not_fit"  # "240个铅笔盒，每箱5盒", "12个班，每班有8个班级"
     if old.kind == "noun" and _noun_kind(old) != _noun_kind(new):
         return "swap_kind_differs"  # "有5个篮球投沙包" for 同学, "12个小队参加比赛" for 小朋友
+    if old.kind == "name" and any(old.key.endswith(t) and text.count(t) > len(mentions) for t in _TITLES_ZH):
+        return "swap_mention_bound_to_its_words"  # "李老师 ... 老师应付多少元": the title alone stays 李老师's
     if old.kind == "name" and any(w.start > 0 and tokens[w.start - 1] in ("小", "老") for w in mentions.values()):
         return "swap_mention_bound_to_its_words"  # "小丁丁": the name is inside a nickname
     if old.kind == "name" and any(_quoted(text, w.start, tokens) for w in mentions.values()):

@@ -156,3 +156,9 @@ def test_a_host_whose_next_clause_brings_in_its_own_actors_takes_no_narrative_wi
               "x=300/(40+20)", 5)
     donor = zh("d", "修一段公路，平均每天修20千米，修12天后还剩60千米，这段公路长多少千米？", "x=20*12+60", 300)
     assert refusal(host, donor) == "op1_zh_next_clause_introduces_another_thing"
+
+
+def test_a_name_with_a_title_is_not_swapped_where_the_title_stands_alone():
+    p = zh("t", "李老师从邮局汇款500元，汇费是汇款数的1%，老师应付多少元汇费？", "x=500*0.01", 5)
+    assert swap_entity(p, Entity("name", "李老师"), Entity("name", "丁丁"), "geca_op2", "", 1) == \
+        "swap_mention_bound_to_its_words"

@@ -154,10 +154,13 @@ def score(directory: Path) -> int:
             print(err, file=sys.stderr)
             return 2
         for row in rows:
-            counts[(row["dataset"], row["operator"])][row["verdict"]] += 1
+            # op1-division.judged.jsonl names its rows' data "set" and has op1 rows only
+            dataset = row.get("dataset") or f"{path.name.removesuffix('.judged.jsonl')} ({row.get('set', '?')})"
+            operator = row.get("operator") or row["id"].split("-")[1]
+            counts[(dataset, operator)][row["verdict"]] += 1
             # kept problems and verified candidates are pooled apart: they answer different questions
-            pool = "all verified" if row["dataset"].endswith("-verified") else "all kept"
-            counts[(pool, row["operator"])][row["verdict"]] += 1
+            pool = "all verified" if dataset.endswith("-verified") or "dataset" not in row else "all kept"
+            counts[(pool, operator)][row["verdict"]] += 1
     print("| data | operator | judged | correct | wrong_label | incoherent_text | precision | Wilson 95% |")
     print("|---|---|---|---|---|---|---|---|")
     for (data, operator), c in sorted(counts.items(), key=lambda kv: (kv[0][0].startswith("all"), kv[0])):

@@ -243,6 +243,15 @@ _GROUP_ENDS = tuple("组队班级")
 
 
 _TITLES_ZH = ("老师", "师傅", "大妈", "大爷", "大伯", "叔叔", "阿姨", "爷爷", "奶奶", "校长", "医生")
+_NAME_THEN_THING = frozenset("花星旗")
+
+
+def _title(name: str) -> str:
+    """The role a Chinese name carries: its title (老师, 师傅, 大妈, ...) or "" for a plain name (小明, 王明). A
+    swap keeps it: what a teacher or a worker does (批改作文, 加工零件, 贷款) is not what a child does."""
+    return next((t for t in _TITLES_ZH if name.endswith(t)), "")
+
+
 _COLOURS = frozenset("红黄蓝白黑绿紫灰粉橙彩")
 
 
@@ -293,6 +302,10 @@ def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: 
         return "swap_classifier_does_not_fit"  # "240个铅笔盒，每箱5盒", "12个班，每班有8个班级"
     if old.kind == "noun" and _noun_kind(old) != _noun_kind(new):
         return "swap_kind_differs"  # "有5个篮球投沙包" for 同学, "12个小队参加比赛" for 小朋友
+    if old.kind == "name" and _title(old.key) != _title(new.key):
+        return "swap_name_role_differs"  # 王老师 -> 小强 "批改48篇作文", 小明 -> 王大妈 "体重是36千克"
+    if old.kind == "name" and any(m.end < len(tokens) and tokens[m.end] in _NAME_THEN_THING for m in mentions.values()):
+        return "swap_mention_bound_to_its_words"  # "小红花" is a paper flower, not 小红
     if old.kind == "name" and any(old.key.endswith(t) and text.count(t) > len(mentions) for t in _TITLES_ZH):
         return "swap_mention_bound_to_its_words"  # "李老师 ... 老师应付多少元": the title alone stays 李老师's
     if old.kind == "name" and any(w.start > 0 and tokens[w.start - 1] in ("小", "老") for w in mentions.values()):

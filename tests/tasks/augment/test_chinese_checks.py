@@ -160,5 +160,15 @@ def test_a_host_whose_next_clause_brings_in_its_own_actors_takes_no_narrative_wi
 
 def test_a_name_with_a_title_is_not_swapped_where_the_title_stands_alone():
     p = zh("t", "李老师从邮局汇款500元，汇费是汇款数的1%，老师应付多少元汇费？", "x=500*0.01", 5)
-    assert swap_entity(p, Entity("name", "李老师"), Entity("name", "丁丁"), "geca_op2", "", 1) == \
+    assert swap_entity(p, Entity("name", "李老师"), Entity("name", "王老师"), "geca_op2", "", 1) == \
+        "swap_mention_bound_to_its_words"
+
+
+def test_a_name_swap_keeps_the_role_its_title_gives():
+    p = zh("r", "王老师要批改48篇作文，批改了4小时后，还剩12篇，平均每小时批改几篇？", "x=(48-12)/4", 9)
+    assert swap_entity(p, Entity("name", "王老师"), Entity("name", "小强"), "geca_op2", "", 1) == "swap_name_role_differs"
+    assert swap_entity(p, Entity("name", "王老师"), Entity("name", "赵老师"), "geca_op2", "", 1).text == \
+        "赵老师要批改48篇作文，批改了4小时后，还剩12篇，平均每小时批改几篇？"
+    flowers = zh("f", "平均每人做小红花11朵，12人做小红花多少朵？", "x=11*12", 132)
+    assert swap_entity(flowers, Entity("name", "小红"), Entity("name", "小伟"), "geca_op2", "", 1) == \
         "swap_mention_bound_to_its_words"

@@ -66,6 +66,9 @@ def consistency_reason(candidate: Problem, parents: Sequence[Problem]) -> str | 
         return "check_zero_answer"
     if candidate.answer.denominator != 1 and _counts_things(asked, candidate.language):
         return "check_count_not_whole"
+    if candidate.language == "zh" and candidate.provenance.operator == "geca_op1" and parents \
+            and parents[0].answer.denominator == 1 != candidate.answer.denominator and not heads(asked) & zh.MEASURE_UNITS:
+        return "check_count_not_whole"  # "截成(1/4)米长的小段，可以截成多少": the host's whole count, now 40/3
     if candidate.provenance.operator in SWAP_OPERATORS:
         swapped = _swapped(candidate.provenance.detail)
         if swapped is None or _mentions(candidate, swapped[0]) > 0:

@@ -29,6 +29,7 @@ from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
 from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, event_core, holding_modifier,
                                    host_refusal, introduced_as_known, is_holding_question, opening, refers_to_dropped)
 from tasks.augment.swap import nouns_of, pool_entities, swap_entity
+from tasks.augment.zh_refusal import ZH_ATTEMPTS, zh_clause_refusal, zh_refusal
 
 
 def used_quantity_in_clause(problem: Problem, units: Units, clause: int) -> int | None:
@@ -174,45 +175,6 @@ def _donor_inconsistent(problem: Problem, u: Units, reading) -> str | None:
     return None
 
 
-def _zh_refusal(host: Problem, u: Units, c: int, states: frozenset[str], donor: Problem, narrative: Sequence[str],
-                holder: str | None, asked_of: str | None) -> str | None:
-    """Chinese clauses often leave their subject to the clause before, so a composition is licensed only
-    when the statement names what it measures (a noun in its predicate: "这根铁丝长8米", never "长8米"),
-    the host's next clause does not lean on it ("比女生多(1/4)"), both sides name the same holder or
-    none, and the donor's narrative is about something the host mentions (a shared noun)."""
-    tokens = tuple(host.tokens)
-    if "%" in states or "".join(tokens[slice(*u.spans[c])]).count("%"):
-        return "op1_zh_statement_is_a_ratio"  # "男生比女生少10%": a relation, not an amount
-    donor_question = "".join(donor.tokens[clause_units(donor).spans[-1][0]:])
-    if "另" in donor_question:
-        return "op1_zh_donor_asks_about_a_second_thing"  # "另一根长多少米": its narrative opens with the first
-    if not zh.has_noun(states, tokens):
-        return "op1_zh_statement_names_no_thing"
-    if c + 1 < len(u.spans) and zh.continues(tokens, *u.spans[c + 1]):
-        return "op1_zh_next_clause_leans_on_the_statement"
-    if c > 0 and zh.introduces(narrative):
-        return "op1_zh_donor_introduces_a_second_thing"  # "一种商品打0.8销售，一件商品降价20%后是320元"
-    if c > 0 and zh.continues(tokens, *u.spans[c]):
-        return "op1_zh_statement_leans_on_the_clause_before"  # "其中女生有130人"
-    host_places, donor_places = zh.places(host.tokens), zh.places(narrative)
-    if donor_places - host_places:
-        return "op1_zh_donor_in_another_place"  # 果园's pear trees into 公园's, 鼓号队 into 合唱队
-    host_groups = zh.groups(tokens)
-    if host_groups and zh.groups(narrative) - host_groups:
-        return "op1_zh_donor_names_another_group"  # 五年级 in a problem about 四年级
-    if (holder is None) != (asked_of is None):
-        return "op1_holder_differs"
-    if not zh.nouns_of_text(narrative) & zh.nouns_of_text(host.tokens):
-        return "op1_zh_donor_about_another_thing"
-    # The donor's narrative may repeat only what the replaced statement says: a word it shares with the
-    # host's other clauses ("上衣", "现在", "出售") would state a second value of one thing.
-    narrative_said = zh.said_words(narrative, clause_units(donor).spans[:-1])
-    rest_said = zh.said_words(host.tokens, [span for k, span in enumerate(u.spans) if k != c])
-    if (narrative_said & rest_said) - states:
-        return "op1_zh_donor_restates_the_host"
-    return None
-
-
 def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_: int) -> CandidateBatch:
     """For each host q' (seeded order): a statement clause s'_i holding exactly one used quantity of a
     known entity, and a donor q whose question asks for that same entity (paper 003 Figure 3a: "How many
@@ -280,7 +242,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             elif core is not None:  # "reads 216 pages of the comic book" for "How many pages does Luke read?"
                 states = core[0]
                 exact = donors.get((entity, states - neutral(lang)[1]), [])
-            refused = host_refusal(host, u.spans, reading, c, entity) if lang != "zh" else None
+            refused = host_refusal(host, u.spans, reading, c, entity) if lang != "zh" else \
+                zh_clause_refusal(host, u, c, entity, states)
             if refused:
                 batch.rejected[refused] += 1  # a spliced host: "Lucy bakes 30 buns. Bob buys 20 more buns. ... Bob"
                 continue
@@ -299,9 +262,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             batch.rejected["op1_no_statement_with_a_donor"] += 1
             continue
         made: set[tuple[int, int]] = set()
-        made_before = len(batch.candidates)  # English: the cap counts candidates made (AugmentConfig), not pairs tried
-        for _ in range(4 * cfg.per_problem_cap):
-            if (len(made) if lang == "zh" else len(batch.candidates) - made_before) >= cfg.per_problem_cap:
+        before = len(batch.candidates)  # the cap counts candidates made (AugmentConfig), not pairs tried
+        for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap if lang == "zh" else 4 * cfg.per_problem_cap):
+            if len(batch.candidates) - before >= cfg.per_problem_cap:
                 break
             c, entity, states, pool, held = clauses[rng.randrange(len(clauses))]
             d = pool[rng.randrange(len(pool))]
@@ -338,7 +301,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                     batch.rejected[refusal] += 1
                     continue
             if lang == "zh":
-                refusal = _zh_refusal(host, u, c, states, problems[d], narrative, holder, asked_of)
+                refusal = zh_refusal(host, u, c, entity, states, problems[d], narrative, holder, asked_of)
                 if refusal:
                     batch.rejected[refusal] += 1
                     continue

@@ -162,12 +162,22 @@ def _zh_environments(problem: Problem, by_env: dict, votes: dict) -> None:
         clause = [w for w in ws if start <= w.start < end and w.flag not in ("m", "x")]
         masked = tuple("<name>" if w.text in names or w.text in zh.PRONOUNS_F | zh.PRONOUNS_M else w.text for w in clause)
         for i, w in enumerate(clause):
-            kind = "name" if w.text in names else "noun" if w.text in nouns else None
+            kind = "name" if w.text in names else "noun" if w.text in nouns - zh.GENERAL_NOUNS else None
             if kind is None:
                 continue
             env = masked[:i] + ("<0>",) + masked[i + 1:]
-            if any(zh.is_content(x) for k, x in enumerate(clause) if k != i and masked[k] != "<name>"):
+            if any(_specific(x) for k, x in enumerate(clause) if k != i and masked[k] != "<name>"):
                 by_env[(kind, ("zh",) + env)].add(w.text)
+
+
+# Words any counted thing can fill in ("有个<0>", "一共有个<0>", "平均每个<0>", "每个<0>的价格是"): an
+# environment made only of these licenses 座位 ~ 杯子 and 小组 ~ 篮球, so it licenses nothing.
+_ANY_THING = frozenset("有 是 共有 一共 一共有 总共 还有 平均 每个 价格 价钱 单价 重 需要 要 用 买 卖 多 少 剩 剩下 还剩".split())
+
+
+def _specific(word: "zh.Word") -> bool:
+    """A content word that says something of the entity beyond "there are N of them" or "each costs"."""
+    return zh.is_content(word) and word.text not in _ANY_THING and word.text not in zh.ATTRIBUTES
 
 
 def _genders(votes: dict[str, set[str]], lexicon: dict[str, str]) -> dict[str, str]:
@@ -227,6 +237,50 @@ def swap_entity(problem: Problem, old: Entity, new: Entity, operator: str, detai
                     problem.provenance.source)
 
 
+_PERSON_CLASSIFIERS = frozenset("人 名 位".split())
+_PERSON_ENDS = tuple("生员友人工师民者孩兵")
+_GROUP_ENDS = tuple("组队班级")
+
+
+_TITLES_ZH = ("老师", "师傅", "大妈", "大爷", "大伯", "叔叔", "阿姨", "爷爷", "奶奶", "校长", "医生")
+_NAME_THEN_THING = frozenset("花星旗")
+
+
+def _title(name: str) -> str:
+    """The role a Chinese name carries: its title (老师, 师傅, 大妈, ...) or "" for a plain name (小明, 王明). A
+    swap keeps it: what a teacher or a worker does (批改作文, 加工零件, 贷款) is not what a child does."""
+    return next((t for t in _TITLES_ZH if name.endswith(t)), "")
+
+
+_COLOURS = frozenset("红黄蓝白黑绿紫灰粉橙彩")
+
+
+def _noun_kind(entity: Entity) -> str:
+    """"person" (counted with 人/名/位, or 学生, 队员, 小朋友), "group" (小组, 小队, 班级), "plant" (梨树, 树苗),
+    "colour" (红球) or "thing": a swap keeps the kind, since what a text says of people (投沙包, 参加比赛, 每人)
+    does not fit balls or groups, 27棵苹果 is no orchard and 10个乒乓球 no colour among 黑球 and 白球."""
+    if entity.key.endswith(_GROUP_ENDS):
+        return "group"
+    if entity.key.endswith(("树", "苗", "花", "草")):
+        return "plant"
+    if len(entity.key) == 2 and entity.key[0] in _COLOURS:
+        return "colour"  # 红球 among 黑球 and 白球: a 乒乓球 is no colour
+    if entity.classifiers & _PERSON_CLASSIFIERS or entity.key.endswith(_PERSON_ENDS) or entity.key == "同学":
+        return "person"
+    return "thing"
+
+
+def _head_counts_alone(rest: str, head: str) -> bool:
+    """A character of the noun stands alone as a count word or a label elsewhere ("每组", "各班", "丙班")."""
+    return any(det + head in rest for det in "每各这那两几甲乙丙丁")
+
+
+def _quoted(text: str, start: int, tokens: Sequence[str]) -> bool:
+    """The token at ``start`` sits between “ and ” (a title or a slogan, not a person)."""
+    before = "".join(tokens[:start])
+    return before.count("“") > before.count("”")
+
+
 def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: str, round_: int,
              gender: dict[str, str]) -> Problem | str:
     """The Chinese swap: every word equal to ``old`` rewritten; refused when the old characters also sit
@@ -240,6 +294,26 @@ def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: 
         return "swap_target_already_in_problem"
     if text.count(old.key) != len(mentions):
         return "swap_mention_bound_to_its_words"
+    rest = text.replace(old.key, "□")
+    if old.kind == "noun" and len(old.key) > 1 and (any(_head_counts_alone(rest, ch) for ch in old.key)
+                                                    or old.key.endswith("树") and old.key[:-1] in rest):
+        return "swap_mention_bound_to_its_words"  # "7个小组，每组4瓶", "丙班" for 班级, "每棵梨树收梨40千克"
+    if old.kind == "noun" and len(new.key) > 1 and any(_head_counts_alone(rest, ch) for ch in new.key):
+        return "swap_classifier_does_not_fit"  # "240个铅笔盒，每箱5盒", "12个班，每班有8个班级"
+    if old.kind == "noun" and _noun_kind(old) != _noun_kind(new):
+        return "swap_kind_differs"  # "有5个篮球投沙包" for 同学, "12个小队参加比赛" for 小朋友
+    if old.kind == "name" and _title(old.key) != _title(new.key):
+        return "swap_name_role_differs"  # 王老师 -> 小强 "批改48篇作文", 小明 -> 王大妈 "体重是36千克"
+    if old.kind == "name" and any(m.end < len(tokens) and tokens[m.end] in _NAME_THEN_THING for m in mentions.values()):
+        return "swap_mention_bound_to_its_words"  # "小红花" is a paper flower, not 小红
+    if old.kind == "name" and any(old.key.endswith(t) and text.count(t) > len(mentions) for t in _TITLES_ZH):
+        return "swap_mention_bound_to_its_words"  # "李老师 ... 老师应付多少元": the title alone stays 李老师's
+    if old.kind == "name" and any(w.start > 0 and tokens[w.start - 1] in ("小", "老") for w in mentions.values()):
+        return "swap_mention_bound_to_its_words"  # "小丁丁": the name is inside a nickname
+    if old.kind == "name" and any(_quoted(text, w.start, tokens) for w in mentions.values()):
+        return "swap_mention_bound_to_its_words"  # "“我是遵纪守法小明星”": a name inside a title
+    if new.key in zh.GENERAL_NOUNS or old.key in zh.GENERAL_NOUNS:
+        return "swap_general_noun"  # "水果和苹果": a kind beside one of its members
     if old.kind == "noun" and new.classifiers:
         used = {e.split(":", 1)[0] for e in read(problem).quantity_entities + (read(problem).question_entity,)
                 if e and e.endswith(":" + old.key)}
@@ -258,6 +332,8 @@ def _swap_zh(problem: Problem, old: Entity, new: Entity, operator: str, detail: 
         new_pos[i] = len(out)
         out.append(tokens[i])
         i += 1
+    if "".join(out) != text.replace(old.key, new.key):
+        return "swap_mention_bound_to_its_words"  # the words did not cover every occurrence of the old text
     slots = [Slot(new_pos[pos], j, q.value, q.surface) for j, (pos, q) in enumerate(zip(problem.quantity_positions(),
                                                                                        problem.quantities))]
     return assemble(out, slots, problem.expression, problem.language, (problem.id,), operator, detail, round_,

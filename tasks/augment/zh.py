@@ -51,6 +51,9 @@ ATTRIBUTES = frozenset(
     "原价 售价 现价 定价 进价 价格 价钱 单价 总价 成本 利润 利息 本金 工资 收入 面积 体积 容积 周长 长 宽 高 长度 宽度 高度 "
     "厚度 深度 重量 体重 速度 时间 路程 全长 全程 总数 人数 总人数 水深 底 底边 邻边 半径 直径 产量 数量 总量 效率 距离 "
     "价 钱 费用 总长 全部 总共 结果 部分 任务 工程 计划 工作 总价 一半".split())
+# Nouns that name a kind of things, not one thing (水果 is apples and pears): never swapped to or from.
+GENERAL_NOUNS = frozenset("水果 蔬菜 东西 物品 商品 货物 粮食 动物 植物 图书 书 新书 课外书 读物 课外读物 书籍 文具 用品 家具 "
+                          "器材 食品 零食 饮料 材料 果树 树 树木".split())
 # Words two unrelated narratives share without saying the same thing.
 _GENERIC = frozenset("有 是 用 多 少 比 倍 每 共 一共 还 又 再 到 要 需要 用去".split())
 _NOT_CONTENT = frozenset("了 的 地 得 着 过 是 把 被 给 和 与 及 或 又 再 也 都 就 才 还 只 比 从 向 往 在 到 为 对 "
@@ -139,7 +142,7 @@ _NUMBER_START = frozenset("0123456789(.-")
 _SURNAMES = frozenset("王李张刘陈杨赵黄周吴徐孙胡朱高林何郭马罗梁宋郑谢韩唐冯于董萧程曹袁邓许傅沈曾彭吕苏卢蒋蔡贾丁魏薛叶"
                       "阎余潘杜戴夏钟汪田任姜范方石姚谭廖邹熊金陆郝孔白崔康毛邱秦江史顾侯邵孟龙万段雷钱汤尹黎易常武乔贺赖龚文小")
 # jieba's dictionary tags some common nouns as names (松树, 白兔): a name does not end in these.
-_NOT_NAME_ENDS = frozenset("树花草果菜鱼鸡鸭鹅猪牛羊兔鸟车船书笔本纸布米面油桃梨瓜豆球")
+_NOT_NAME_ENDS = frozenset("树花草果菜鱼鸡鸭鹅猪牛羊兔鸟车船书笔本纸布米面油桃梨瓜豆球猫狗马熊虎龟蛇猴鹿")
 
 
 def is_name(word: Word) -> bool:
@@ -361,7 +364,7 @@ def is_content(word: Word) -> bool:
             and word.text not in CLASSIFIERS and word.text not in QUESTION_WORDS)
 
 
-_PLACE_ENDS = tuple("园室角村厂店站场校区馆库队组班车间学院")
+_PLACE_ENDS = tuple("园室角村厂店站场校区馆库队组班车间学院堂") + ("小学", "中学", "大学")
 
 
 def places(tokens: Sequence[str]) -> set[str]:

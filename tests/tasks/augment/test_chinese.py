@@ -83,7 +83,7 @@ def test_a_chinese_swap_leaves_no_trace_of_the_old_entity():
 
 def test_the_op2_operator_swaps_chinese_nouns_the_pool_shows_in_one_environment():
     a = build_problem("a", "小明有5个苹果，吃了2个苹果，小明还剩多少个苹果？", "x=5-2", 3, "toy", "zh")
-    b = build_problem("b", "小明有8个橘子，他又买了3个橘子，一共有多少个橘子？", "x=8+3", 11, "toy", "zh")
+    b = build_problem("b", "小明有8个橘子，吃了3个橘子，还剩多少个橘子？", "x=8-3", 5, "toy", "zh")
     entities = pool_entities([a, b])
     assert "橘子" in entities.alternatives[("noun", "苹果")]
     batch = generate_candidates([a, b], AugmentConfig(operators=("geca_op2",)), 1)

@@ -172,6 +172,9 @@ def test_a_candidate_that_cannot_be_checked_is_refused_by_reason_never_kept():
 
 def test_a_lone_chinese_problem_is_read_and_counted_by_reason():
     zh = build_problem("z", "小明有3个苹果，又买了2个苹果，小明有多少个苹果？", "x=3+2", 5, "toy", "zh")
-    # "又买了2个苹果" states what no question asks; "小明有3个苹果" is asked only by its own question
-    assert geca_op1([zh], CFG, 0, 1).rejected == {"op1_question_asks_another_thing": 1}
+    # "又买了2个苹果" leans on the clause before it, which it therefore may not lose to a narrative: neither
+    # statement can be replaced, each counted once, and the host has no statement left
+    assert geca_op1([zh], CFG, 0, 1).rejected == {"op1_zh_next_clause_leans_on_the_statement": 1,
+                                                  "op1_zh_statement_leans_on_the_clause_before": 1,
+                                                  "op1_no_statement_with_a_donor": 1}
     assert geca_op2([zh], CFG, 0, 1).rejected == {"op2_no_alternative": 1}

@@ -1,0 +1,88 @@
+"""Samples of what operation 1 refuses, per reason, with the composition it would have made: for reading
+whether a refusal is right or over-strict.
+
+    .venv/bin/python bench/op1_refusals.py --math23k-split SPLIT.json [--reasons R ...] [--show 12] [--out FILE.json]
+
+One op1 pass (round 1's seed, no round cap) over the train side of a Math23K split file. Each refusal is
+booked with the host, the statement clause being replaced and, where a donor was drawn, the donor and the
+text operation1 would have produced. The operator counts its refusals in ``CandidateBatch.rejected``; this
+script swaps that counter for one that reads the operator's current host, clause and donor from the
+calling frame (``geca_op1``'s locals ``host``, ``u``, ``c``, ``d``, ``made``), so the operator itself is
+run unchanged. Up to 400 refusals per reason are kept, and ``--show`` of them (seeded) are printed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+class Booked(Counter):
+    """A Counter that also keeps, per key, what the calling operator was trying when it counted."""
+
+    def __init__(self, book: dict[str, list[dict]]):
+        super().__init__()
+        self.book = book
+
+    def __setitem__(self, key, value):
+        from tasks.augment.geca import operation1
+
+        frame = sys._getframe(1).f_locals
+        host, c, d = frame.get("host"), frame.get("c"), frame.get("d")
+        if host is not None and len(self.book[key]) < 400:
+            u, problems = frame.get("u"), frame.get("problems")
+            row = {"host": host.text}
+            if c is not None and u is not None and c < len(u.spans):
+                row["clause"] = "".join(host.tokens[slice(*u.spans[c])])
+            if d is not None and (c, d) in frame.get("made", ()):  # a drawn donor, not a stale loop variable
+                row["donor"] = problems[d].text
+                out = operation1(host, u, c, problems[d], frame["units"][d], "", 1)
+                row["would_be"] = out if isinstance(out, str) else out.text
+            self.book[key].append(row)
+        super().__setitem__(key, value)
+
+
+def main() -> int:
+    from mwp.readers import read_math23k
+    from tasks.augment import geca
+    from tasks.augment.base import AugmentConfig, CandidateBatch
+    from tasks.loop.datasets import load_split_file, split_problems
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--math23k-split", type=Path, required=True)
+    ap.add_argument("--math23k", type=Path, default=ROOT.parent / "shared" / "data" / "math23k" / "math23k.json")
+    ap.add_argument("--reasons", nargs="*", default=(), help="only these reasons (default: every one)")
+    ap.add_argument("--show", type=int, default=12)
+    ap.add_argument("--out", type=Path, help="write every booked refusal here (JSON)")
+    args = ap.parse_args()
+    train, _, _ = split_problems(read_math23k(args.math23k).problems, 0, split=load_split_file(args.math23k_split))
+    book: dict[str, list[dict]] = defaultdict(list)
+
+    def batch() -> CandidateBatch:
+        b = CandidateBatch()
+        b.rejected = Booked(book)
+        return b
+
+    geca.CandidateBatch = batch  # the operator module's own name for it; nothing else is changed
+    result = geca.geca_op1(train, AugmentConfig(per_round_cap=None), AugmentConfig().round_seed(1), 1)
+    print(f"op1 candidates before verification: {len(result.candidates)}")
+    rng = random.Random(0)
+    for reason, count in result.rejected.most_common():
+        if args.reasons and reason not in args.reasons:
+            continue
+        print(f"\n== {reason}: {count}")
+        for row in rng.sample(book[reason], min(args.show, len(book[reason]))):
+            print(" *", row.get("clause", ""), "|", row.get("would_be") or row["host"])
+    if args.out:
+        args.out.write_text(json.dumps(book, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -9,7 +9,8 @@ from mwp.problem import build_problem
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig, GTSModel, GTSSolver
 from solvers.gts_beam import beam_search
-from solvers.gts_decoder import step_rows, tree_loss, tree_plan
+from solvers.gts_plan import step_rows, tree_plan
+from solvers.gts_teacher import tree_loss
 from solvers.registry import load_solver
 from solvers.trainer import predict
 from solvers.vocab import build_encoding

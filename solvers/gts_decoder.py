@@ -46,14 +46,14 @@ class DecoderContext:
 
     enc: torch.Tensor  # (R, T, H) encoder states
     enc_proj: torch.Tensor  # (R, T, H) encoder half of the attention layer
-    text_mask: torch.Tensor  # (R, T) bool, True on real tokens
+    text_bias: torch.Tensor  # (R, T) float32, 0 on real tokens, NEG on padding (added to attention energies)
     num_emb: torch.Tensor  # (R, C+Q, H) constant embeddings then quantity states (no dropout)
     num_proj: torch.Tensor  # (R, C+Q, H) number half of the scoring layer (dropout applied)
     num_mask: torch.Tensor  # (R, C+Q) bool, True on usable constants and quantities
     problem: torch.Tensor  # (R, H) root goal input
 
     def _fields(self) -> tuple[torch.Tensor, ...]:
-        return (self.enc, self.enc_proj, self.text_mask, self.num_emb, self.num_proj, self.num_mask, self.problem)
+        return (self.enc, self.enc_proj, self.text_bias, self.num_emb, self.num_proj, self.num_mask, self.problem)
 
     def select(self, index: torch.Tensor) -> "DecoderContext":
         return DecoderContext(*(t.index_select(0, index) for t in self._fields()))
@@ -131,7 +131,8 @@ class GTSDecoder(nn.Module):
         constants = _as(self.constants, dtype)[None].expand(B, -1, -1)  # (B, C, H)
         num_emb = torch.cat([constants, qty_states], dim=1)  # (B, C+Q, H)
         num_mask = torch.cat([torch.ones(B, self.n_constants, dtype=torch.bool, device=enc.device), qty_mask], 1)
-        return DecoderContext(enc, self.attn_enc(enc), text_mask, num_emb,
+        text_bias = torch.zeros(text_mask.shape, device=enc.device).masked_fill_(~text_mask, NEG)  # (B, T)
+        return DecoderContext(enc, self.attn_enc(enc), text_bias, num_emb,
                               self.score_num(self.dropout(num_emb)), num_mask, problem)
 
     def step_layers(self) -> DeferredLinears:
@@ -158,9 +159,11 @@ class GTSDecoder(nn.Module):
                drop: Drop | None = None) -> torch.Tensor:
         """The attention context (R, H) of goals (R, H) over the encoder states."""
         q = self._drop(drop, "attend", goal)
-        energy = self.attn_v(torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + ctx.enc_proj)).squeeze(-1)
+        R, T, H = ctx.enc_proj.shape
+        hidden = torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + ctx.enc_proj)  # (R, T, H)
+        energy = torch.mm(hidden.view(R * T, H), self.attn_v.weight.t()).view(R, T)  # attn_v as one product
         # masked and normalized in float32: NEG does not fit in float16, and the weights sum to 1
-        weights = _float32(energy).masked_fill(~ctx.text_mask, NEG).softmax(-1)
+        weights = (_float32(energy) + ctx.text_bias).softmax(-1)
         return torch.bmm(weights[:, None], ctx.enc).squeeze(1)  # (R, H); autocast casts the weights
 
     def logits(self, num_proj: torch.Tensor, num_mask: torch.Tensor, goal: torch.Tensor, context: torch.Tensor,

@@ -163,7 +163,8 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
     token_at = tensor([b * length + t for t in range(length) for b in range(active[t])])
     token_row = tensor([b for t in range(length) for b in range(active[t])])
     whole = torch.tensor(flat, dtype=torch.long).to(device, non_blocking=True)
-    pieces = [whole[a:b] for a, b in spans]
+    nothing = whole[:0]
+    pieces = [whole[a:b] if b > a else nothing for a, b in spans]  # one shared empty slice
     for name in ("left", "right", "unsort", "left_goal_at", "right_goal_at", "sibling_at", "ops"):
         setattr(out, name, [pieces[i] for i in getattr(out, name)])
     for name in ("merge_rows", "merge_label_at", "merge_left_at"):

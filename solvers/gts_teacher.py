@@ -72,7 +72,7 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
         choose_at = (repeated & target_mask.index_select(0, order)).any(0).tolist()
     sorted_lengths = lengths.index_select(0, order).tolist()
     active = [sum(1 for n in sorted_lengths if n > t) for t in range(L)]  # rows decoding at step t
-    sorted_targets = [target[b, :n].tolist() for b, n in enumerate(sorted_lengths)]
+    sorted_targets = [ids[:n] for ids, n in zip(target.tolist(), sorted_lengths)]
     plan = step_rows(sorted_targets, dec.n_ops, L, active, target.device)
     drop = PassDropout(dec.dropout.p if dec.training else 0.0, sum(active), target.device, state_dtype(ctx.enc))
     # outputs of the steps so far, concatenated as they come (see StepRows): one two-input cat a
@@ -82,6 +82,11 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
     layers = dec.step_layers()
     prefixes = ctx.prefixes(active)
     targets_t = target.t()  # (L, B): step t's tokens are a row, not a strided column
+    # leaves' embeddings are rows of the numbers' embeddings flattened to (B * (C+Q), H)
+    n_numbers = ctx.num_emb.shape[1]
+    numbers = ctx.num_emb.reshape(B * n_numbers, -1)
+    row_start = torch.arange(B, device=target.device)[:, None] * n_numbers  # (B, 1)
+    leaf_at = (row_start + (target - dec.n_ops).clamp(0, n_numbers - 1)).t()  # (L, B)
     start = 0  # first row of step t among all steps' rows
     for t in range(L):
         n = active[t]
@@ -91,11 +96,10 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
         else:
             parts = []
             if plan.n_left[t]:
-                parts.append(dec.left_goal(op_left.index_select(0, plan.left_goal_at[t]), layers, drop))
+                parts.append(dec.left_goal(op_left[plan.left_goal_at[t]], layers, drop))
             if plan.n_right[t]:
-                parts.append(dec.right_goal(subtrees.index_select(0, plan.sibling_at[t]),
-                                            op_right.index_select(0, plan.right_goal_at[t]), layers, drop))
-            goal = parts[0] if len(parts) == 1 else torch.cat(parts).index_select(0, plan.unsort[t])  # (n, H)
+                parts.append(dec.right_goal(subtrees[plan.sibling_at[t]], op_right[plan.right_goal_at[t]], layers, drop))
+            goal = parts[0] if len(parts) == 1 else torch.cat(parts)[plan.unsort[t]]  # (n, H)
         context = dec.attend(rows, goal, layers, drop)
         tok = targets_t[t, :n]
         if choose_at[t]:  # the step's scores, as the pass below computes them, pick the slot
@@ -103,20 +107,22 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
                 logits = dec.logits(rows.num_proj, rows.num_mask, goal, context,
                                     drop=lambda site, x, start=start: drop.at(site, start, x))
             tok = dec.best_equal_slot(logits, tok, qty_class[:n])
+            leaf = row_start[:n, 0] + (tok - dec.n_ops).clamp(0, n_numbers - 1)
+        else:
+            leaf = leaf_at[t, :n]
         goals.append(goal)
         contexts.append(context)
         tokens.append(tok)
-        ops = plan.ops[t]
+        ops = plan.ops[t]  # gathers index with a tensor (one operation fewer than index_select)
         if ops.numel():
-            left, right, label = dec.child_goals(goal.index_select(0, ops), context.index_select(0, ops),
-                                                 tok.index_select(0, ops), layers, drop)
+            left, right, label = dec.child_goals(goal[ops], context[ops], tok[ops], layers, drop)
             op_left, op_right, op_label = (x if acc is None else torch.cat([acc, x])
                                            for acc, x in ((op_left, left), (op_right, right), (op_label, label)))
-        subtree = dec.leaf_embedding(rows, tok)  # (n, H); operator rows hold a placeholder never read
+        subtree = numbers[leaf]  # (n, H) leaf embeddings; operator rows hold a placeholder never read
         for k, merging in enumerate(plan.merge_rows[t]):
-            merged = dec.merge_subtrees(op_label.index_select(0, plan.merge_label_at[t][k]),
-                                        subtrees.index_select(0, plan.merge_left_at[t][k]),
-                                        subtree.index_select(0, merging), layers, drop)
+            merged = dec.merge_subtrees(op_label[plan.merge_label_at[t][k]],
+                                        subtrees[plan.merge_left_at[t][k]],
+                                        subtree[merging], layers, drop)
             subtree = subtree.index_copy(0, merging, merged)
         subtrees = subtree if subtrees is None else torch.cat([subtrees, subtree])
         start += n

@@ -25,7 +25,6 @@ from collections.abc import Callable, Mapping, Sequence
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 
 class _Calls:
@@ -67,12 +66,12 @@ class _Call(torch.autograd.Function):
     weight's to :class:`_Gather`."""
 
     @staticmethod
-    def forward(ctx, x, weight, bias, calls):
+    def forward(ctx, x, weight, weight_t, bias, calls):
         if x.dtype != weight.dtype:  # under autocast: the weights are already in its dtype (_Gather)
             x = x.to(weight.dtype)
         ctx.save_for_backward(x, weight)
         ctx.calls = calls
-        return F.linear(x, weight, bias)
+        return x.mm(weight_t).add_(bias)  # F.linear, with the transpose made once a pass
 
     @staticmethod
     def backward(ctx, grad):
@@ -80,7 +79,7 @@ class _Call(torch.autograd.Function):
         ctx.calls.inputs.append(x)
         ctx.calls.grads.append(grad)
         grad_x = grad.mm(weight) if ctx.needs_input_grad[0] else None
-        return grad_x, None, None, None
+        return grad_x, None, None, None, None
 
 
 class DeferredLinears:
@@ -102,7 +101,7 @@ class DeferredLinears:
             device = layer.weight.device.type
             dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else layer.weight.dtype
             w, b = _Gather.apply(layer.weight, layer.bias, calls, dtype)
-            self._calls[name] = lambda x, w=w, b=b, calls=calls: _Call.apply(x, w, b, calls)
+            self._calls[name] = lambda x, w=w, w_t=w.t(), b=b, calls=calls: _Call.apply(x, w, w_t, b, calls)
 
     def __getitem__(self, name: str) -> Callable[[torch.Tensor], torch.Tensor]:
         return self._calls[name]

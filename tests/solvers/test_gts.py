@@ -258,10 +258,12 @@ def test_under_cpu_bf16_autocast_only_the_encoder_computes_in_bf16():
     weights = {m.weight.data_ptr(): name for name, m in model.decoder.named_modules() if isinstance(m, torch.nn.Linear)}
     seen = {}
 
-    class RecordLinear(TorchFunctionMode):  # the decoder's step layers are called as F.linear (step_autograd)
+    products = (torch.nn.functional.linear, torch.mm, torch.Tensor.mm)  # step layers: x.mm(weight.t()) (step_autograd)
+
+    class RecordLinear(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
-            if func is torch.nn.functional.linear:
+            if func in products and args[1].data_ptr() in weights:
                 seen.setdefault(weights.get(args[1].data_ptr(), "other"), set()).add(out.dtype)
             return out
     batch = enc.batch(problems)
@@ -270,7 +272,7 @@ def test_under_cpu_bf16_autocast_only_the_encoder_computes_in_bf16():
             low = model.loss(batch)
         encoder_product = torch.nn.functional.linear(torch.ones(2, 4), torch.ones(3, 4))  # autocast is on here
     assert encoder_product.dtype == torch.bfloat16
-    assert "other" not in seen and len(seen) >= 8, seen
+    assert len(seen) >= 8, seen
     assert all(dtypes == {torch.float32} for dtypes in seen.values()), seen
     full = model.loss(batch)
     assert low.dtype == torch.float32

@@ -97,16 +97,18 @@ class _BiRecurrence(torch.autograd.Function):
         torch.mul(one_minus_z * z, h_prevs - N, out=factors[..., 1, :])  # dz / dh
         torch.mul(d_in, r, out=factors[..., 2, :])  # d(W_hn h + b_hn) / dh
         steps, carry = factors.unbind(1), z.unbind(1)  # d(new state) / d(state) on the direct path is z
-        dh = d_final.to(outs.dtype)  # the last state is also the output at step T - 1
+        dh = d_final.to(outs.dtype) + d_outs[T - 1]  # the last state is also the output at step T - 1
         if lowp is not None:
             w_low = w_hh.to(lowp)
         for t in range(T - 1, -1, -1):
-            dh = dh + d_outs[t]
             g = steps[t].mul_(dh.view(D, B, 1, H))[:, :, :3].view(D, B, 3 * H)
+            if not t:
+                break  # the initial state is a constant: no gradient to carry past step 0
+            # the gradient reaching step t - 1's state: its output's, the direct path's, the gates'
             if lowp is None:
-                dh = torch.baddbmm(dh * carry[t], g, w_hh)
+                dh = torch.baddbmm(torch.addcmul(d_outs[t - 1], dh, carry[t]), g, w_hh)
             else:
-                dh = torch.bmm(g.to(lowp), w_low).float().addcmul_(dh, carry[t])
+                dh = torch.bmm(g.to(lowp), w_low).float().add_(d_outs[t - 1]).addcmul_(dh, carry[t])
         d_gi = torch.cat([factors[..., :2, :].reshape(D, T, B, 2 * H), factors[..., 3, :]], -1)
         h_prevs = h_prevs.reshape(D, T * B, H)
         flat = factors[..., :3, :].reshape(D, T * B, 3 * H)

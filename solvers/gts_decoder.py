@@ -188,8 +188,8 @@ class GTSDecoder(nn.Module):
         """Left and right child goals (R, H) of operator nodes, and the operator embeddings (R, E)."""
         label = _as(self.op_embedding(op_ids.clamp(0, self.n_ops - 1)), goal.dtype)
         out = self._layer(layers, "generate")(self._drop(drop, "generate", torch.cat([goal, context, label], -1)))
-        left, right = out.chunk(2, dim=-1)
-        return _gated(left), _gated(right), label
+        left, right = _gated(out.view(out.shape[0], 2, -1)).unbind(1)  # both children's [value; gate] at once
+        return left, right, label
 
     def merge_subtrees(self, label: torch.Tensor, left: torch.Tensor, right: torch.Tensor,
                        layers: DeferredLinears | None = None, drop: Drop | None = None) -> torch.Tensor:

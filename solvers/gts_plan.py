@@ -89,8 +89,8 @@ class StepRows:
     from the known targets, as slices of one tensor (one host-to-device copy, no device sync inside
     the loop)."""
 
-    left: list[torch.Tensor]  # per step: rows that are left children (or the root)
-    right: list[torch.Tensor]  # per step: rows that are right children
+    left: list[list[int]]  # per step: rows that are left children (or the root)
+    right: list[list[int]]  # per step: rows that are right children
     unsort: list[torch.Tensor]  # per step: permutation of [left; right] back to row order
     left_goal_at: list[torch.Tensor]  # per step, left rows: flat index of the parent's left goal
     right_goal_at: list[torch.Tensor]  # per step, right rows: flat index of the parent's right goal
@@ -141,9 +141,9 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
         unsort = [0] * n
         for i, b in enumerate(order):
             unsort[b] = i
-        out.left.append(tensor(lefts))
-        out.right.append(tensor(rights))
-        out.unsort.append(tensor(unsort))
+        out.left.append(lefts)
+        out.right.append(rights)
+        out.unsort.append(tensor(unsort if lefts and rights else []))  # read only where both kinds occur
         out.left_goal_at.append(tensor([op_at(b, parent[b][t]) for b in lefts] if t else []))
         out.right_goal_at.append(tensor([op_at(b, parent[b][t]) for b in rights]))
         out.sibling_at.append(tensor([sub_offset[left_step[b][t]] + b for b in rights]))
@@ -165,7 +165,7 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
     whole = torch.tensor(flat, dtype=torch.long).to(device, non_blocking=True)
     nothing = whole[:0]
     pieces = [whole[a:b] if b > a else nothing for a, b in spans]  # one shared empty slice
-    for name in ("left", "right", "unsort", "left_goal_at", "right_goal_at", "sibling_at", "ops"):
+    for name in ("unsort", "left_goal_at", "right_goal_at", "sibling_at", "ops"):
         setattr(out, name, [pieces[i] for i in getattr(out, name)])
     for name in ("merge_rows", "merge_label_at", "merge_left_at"):
         setattr(out, name, [[pieces[i] for i in per_k] for per_k in getattr(out, name)])

@@ -51,7 +51,8 @@ def test_step_rows_by_hand():
     rows = step_rows([[2, 0, 5, 6, 1, 7, 8]], n_ops=5, length=7, active=[1] * 7)
     listed = lambda xs: [x.tolist() for x in xs]  # noqa: E731
     assert listed(rows.ops) == [[0], [0], [], [], [0], [], []]  # child goals only where the token is an operator
-    assert listed(rows.right) == [[], [], [], [0], [0], [], [0]]  # N1, '-', N3 are right children
+    assert rows.right == [[], [], [], [0], [0], [], [0]]  # N1, '-', N3 are right children
+    assert rows.left == [[0], [0], [0], [], [], [0], []]
     assert listed(rows.left_goal_at) == [[], [0], [1], [], [], [2], []]  # '+' <- '*', N0 <- '+', N2 <- '-'
     assert listed(rows.right_goal_at) == [[], [], [], [1], [0], [], [2]]
     assert listed(rows.sibling_at) == [[], [], [], [2], [3], [], [5]]  # N0 done at 2, '+' at 3, N2 at 5

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from solvers.dropout import Dropout
-from solvers.step_autograd import DeferredLinears, row_prefixes
+from solvers.step_autograd import DeferredLinears, gate, row_prefixes
 
 NEG = -1e12  # logit of a masked choice (finite, so that an empty choice set cannot produce NaN)
 # dropout of one of the decoder's inputs, named by its site (solvers/gts_teacher.py's PassDropout);
@@ -92,11 +92,6 @@ def _float32(x: torch.Tensor) -> torch.Tensor:
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
-def _gated(x: torch.Tensor) -> torch.Tensor:
-    value, gate = x.chunk(2, dim=-1)
-    return torch.tanh(value) * torch.sigmoid(gate)
-
-
 _STEP_LAYERS = ("goal_left", "goal_right", "attn_goal", "score_leaf", "ops", "generate", "merge")
 
 
@@ -143,17 +138,22 @@ class GTSDecoder(nn.Module):
     def _layer(self, layers: DeferredLinears | None, name: str):
         return getattr(self, name) if layers is None else layers[name]
 
+    def _gated(self, layers: DeferredLinears | None, name: str, x: torch.Tensor, pieces: int = 1) -> torch.Tensor:
+        """The gated layer ``tanh(value) * sigmoid(gate)`` of the public code, of each of ``pieces``
+        [value; gate] parts of the layer's output (R, pieces * H)."""
+        return gate(getattr(self, name)(x), pieces) if layers is None else layers.gated(name, x, pieces)
+
     def _drop(self, drop: Drop | None, site: str, x: torch.Tensor) -> torch.Tensor:
         return self.dropout(x) if drop is None else drop(site, x)
 
     def left_goal(self, parent_goal: torch.Tensor, layers: DeferredLinears | None = None,
                   drop: Drop | None = None) -> torch.Tensor:
-        return _gated(self._layer(layers, "goal_left")(self._drop(drop, "left_goal", parent_goal)))
+        return self._gated(layers, "goal_left", self._drop(drop, "left_goal", parent_goal))
 
     def right_goal(self, left_subtree: torch.Tensor, parent_goal: torch.Tensor,
                    layers: DeferredLinears | None = None, drop: Drop | None = None) -> torch.Tensor:
         x = self._drop(drop, "right_goal", torch.cat([left_subtree, parent_goal], -1))
-        return _gated(self._layer(layers, "goal_right")(x))
+        return self._gated(layers, "goal_right", x)
 
     def attend(self, ctx: DecoderContext, goal: torch.Tensor, layers: DeferredLinears | None = None,
                drop: Drop | None = None) -> torch.Tensor:
@@ -187,13 +187,13 @@ class GTSDecoder(nn.Module):
                     layers: DeferredLinears | None = None, drop: Drop | None = None):
         """Left and right child goals (R, H) of operator nodes, and the operator embeddings (R, E)."""
         label = _as(self.op_embedding(op_ids.clamp(0, self.n_ops - 1)), goal.dtype)
-        out = self._layer(layers, "generate")(self._drop(drop, "generate", torch.cat([goal, context, label], -1)))
-        left, right = _gated(out.view(out.shape[0], 2, -1)).unbind(1)  # both children's [value; gate] at once
+        x = self._drop(drop, "generate", torch.cat([goal, context, label], -1))
+        left, right = self._gated(layers, "generate", x, pieces=2).view(x.shape[0], 2, -1).unbind(1)
         return left, right, label
 
     def merge_subtrees(self, label: torch.Tensor, left: torch.Tensor, right: torch.Tensor,
                        layers: DeferredLinears | None = None, drop: Drop | None = None) -> torch.Tensor:
-        return _gated(self._layer(layers, "merge")(self._drop(drop, "merge", torch.cat([label, left, right], -1))))
+        return self._gated(layers, "merge", self._drop(drop, "merge", torch.cat([label, left, right], -1)))
 
     def leaf_embedding(self, ctx: DecoderContext, ids: torch.Tensor) -> torch.Tensor:
         """Embedding (R, H) of constant/quantity output ids (operator ids give row 0, unused)."""

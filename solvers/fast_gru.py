@@ -56,7 +56,7 @@ class _BiRecurrence(torch.autograd.Function):
         pre_t, in_n = pre.unbind(1), gi[..., 2 * H:].unbind(1)  # per step (2, B, 3H), (2, B, H)
         w_t = w_hh.transpose(1, 2)  # (2, H, 3H)
         h = gi.new_zeros(D, B, H)
-        states, gates, cands, recs = [], [], [], []
+        states, resets, updates, cands, recs = [], [], [], [], []
         with torch.autocast(gi.device.type, enabled=False):  # the precision of each product is chosen here
             if lowp is not None:
                 w_low = w_t.to(lowp)
@@ -65,22 +65,22 @@ class _BiRecurrence(torch.autograd.Function):
                     g = torch.baddbmm(pre_t[t], h, w_t)  # (2, B, 3H)
                 else:  # the product in low precision, the state and the gates in float32
                     g = torch.bmm(h.to(lowp), w_low).float().add_(pre_t[t])
-                rz = g[..., : 2 * H].sigmoid()
-                h_n = g[..., 2 * H:]
-                n = torch.addcmul(in_n[t], rz[..., :H], h_n).tanh_()
-                h = torch.lerp(n, h, rz[..., H:])  # h' = (1 - z) * n + z * h
+                r, z, h_n = g[..., :H].sigmoid(), g[..., H: 2 * H].sigmoid(), g[..., 2 * H:]
+                n = torch.addcmul(in_n[t], r, h_n).tanh_()
+                h = torch.lerp(n, h, z)  # h' = (1 - z) * n + z * h
                 states.append(h)
-                gates.append(rz)
+                resets.append(r)
+                updates.append(z)
                 cands.append(n)
                 recs.append(h_n)
         outs = torch.stack(states, 1)  # (2, T, B, H)
         ctx.lowp = lowp
-        ctx.save_for_backward(w_hh, outs, torch.stack(gates, 1), torch.stack(cands, 1), torch.stack(recs, 1))
+        ctx.save_for_backward(w_hh, outs, *(torch.stack(x, 1) for x in (resets, updates, cands, recs)))
         return torch.cat([outs[0], outs[1].flip(0)], -1), h.clone()
 
     @staticmethod
     def backward(ctx, d_seq, d_final):
-        w_hh, outs, RZ, N, HN = ctx.saved_tensors
+        w_hh, outs, r, z, N, HN = ctx.saved_tensors
         lowp = ctx.lowp
         D, T, B, H = outs.shape
         d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype).unbind(1)  # per step (2, B, H)
@@ -89,7 +89,6 @@ class _BiRecurrence(torch.autograd.Function):
         # the gradients end in ([r, z, W_hn h + b_hn, n's input side] per step), so the sequential
         # loop does only what depends on dh. At padded steps every factor is 0 (z is exactly 1).
         h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1)  # (2, T, B, H)
-        r, z = RZ[..., :H], RZ[..., H:]
         one_minus_z = 1 - z
         factors = outs.new_empty(D, T, B, 4, H)
         d_in = torch.mul(one_minus_z, 1 - N * N, out=factors[..., 3, :])  # d n's input-side pre-activation / dh

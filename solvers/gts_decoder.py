@@ -161,7 +161,7 @@ class GTSDecoder(nn.Module):
         q = self._drop(drop, "attend", goal)
         R, T, H = ctx.enc_proj.shape
         hidden = torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + ctx.enc_proj)  # (R, T, H)
-        energy = torch.mm(hidden.view(R * T, H), self.attn_v.weight.t()).view(R, T)  # attn_v as one product
+        energy = hidden.view(R * T, H).mv(self.attn_v.weight[0]).view(R, T)  # attn_v as one product
         # masked and normalized in float32: NEG does not fit in float16, and the weights sum to 1
         weights = (_float32(energy) + ctx.text_bias).softmax(-1)
         return torch.bmm(weights[:, None], ctx.enc).squeeze(1)  # (R, H); autocast casts the weights
@@ -170,7 +170,12 @@ class GTSDecoder(nn.Module):
                layers: DeferredLinears | None = None, drop: Drop | None = None) -> torch.Tensor:
         """Logits (R, n_ops+C+Q), in float32, of goals (R, H) with their contexts (R, H), against the
         number half of the scoring layer ``num_proj`` (R, C+Q, H) and its mask (R, C+Q)."""
-        leaf = self._drop(drop, "leaf", torch.cat([goal, context], -1))  # (R, 2H)
+        return self.logits_of(num_proj, num_mask, torch.cat([goal, context], -1), layers, drop)
+
+    def logits_of(self, num_proj: torch.Tensor, num_mask: torch.Tensor, goal_context: torch.Tensor,
+                  layers: DeferredLinears | None = None, drop: Drop | None = None) -> torch.Tensor:
+        """:meth:`logits` of ``[goal; context]`` (R, 2H)."""
+        leaf = self._drop(drop, "leaf", goal_context)  # (R, 2H)
         score_leaf = self._layer(layers, "score_leaf")
         num = self.score_v(torch.tanh(score_leaf(leaf)[:, None] + num_proj)).squeeze(-1)  # (R, C+Q)
         num = _float32(num).masked_fill(~num_mask, NEG)
@@ -186,8 +191,13 @@ class GTSDecoder(nn.Module):
     def child_goals(self, goal: torch.Tensor, context: torch.Tensor, op_ids: torch.Tensor,
                     layers: DeferredLinears | None = None, drop: Drop | None = None):
         """Left and right child goals (R, H) of operator nodes, and the operator embeddings (R, E)."""
-        label = _as(self.op_embedding(op_ids.clamp(0, self.n_ops - 1)), goal.dtype)
-        x = self._drop(drop, "generate", torch.cat([goal, context, label], -1))
+        return self.child_goals_of(torch.cat([goal, context], -1), op_ids, layers, drop)
+
+    def child_goals_of(self, goal_context: torch.Tensor, op_ids: torch.Tensor, layers: DeferredLinears | None = None,
+                       drop: Drop | None = None):
+        """:meth:`child_goals` of ``[goal; context]`` (R, 2H)."""
+        label = _as(self.op_embedding(op_ids.clamp(0, self.n_ops - 1)), goal_context.dtype)
+        x = self._drop(drop, "generate", torch.cat([goal_context, label], -1))
         left, right = self._gated(layers, "generate", x, pieces=2).view(x.shape[0], 2, -1).unbind(1)
         return left, right, label
 

@@ -78,7 +78,7 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
     # outputs of the steps so far, concatenated as they come (see StepRows): one two-input cat a
     # step each, rather than re-concatenating every earlier step's output whenever one is read
     op_left = op_right = op_label = subtrees = None
-    goals, contexts, tokens = [], [], []  # per step, (n_t, ...): scored once after the loop
+    goal_contexts, tokens = [], []  # per step, (n_t, ...): scored once after the loop
     layers = dec.step_layers()
     prefixes = ctx.prefixes(active)
     targets_t = target.t()  # (L, B): step t's tokens are a row, not a strided column
@@ -110,12 +110,12 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
             leaf = row_start[:n, 0] + (tok - dec.n_ops).clamp(0, n_numbers - 1)
         else:
             leaf = leaf_at[t, :n]
-        goals.append(goal)
-        contexts.append(context)
+        goal_context = torch.cat([goal, context], -1)  # (n, 2H)
+        goal_contexts.append(goal_context)
         tokens.append(tok)
         ops = plan.ops[t]  # gathers index with a tensor (one operation fewer than index_select)
         if ops.numel():
-            left, right, label = dec.child_goals(goal[ops], context[ops], tok[ops], layers, drop)
+            left, right, label = dec.child_goals_of(goal_context[ops], tok[ops], layers, drop)
             op_left, op_right, op_label = (x if acc is None else torch.cat([acc, x])
                                            for acc, x in ((op_left, left), (op_right, right), (op_label, label)))
         subtree = numbers[leaf]  # (n, H) leaf embeddings; operator rows hold a placeholder never read
@@ -128,8 +128,8 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
         start += n
     # every decoded token's scores at once: rows step after step, as plan.token_row lists them
     row = plan.token_row
-    logits = dec.logits(ctx.num_proj.index_select(0, row), ctx.num_mask.index_select(0, row),
-                        torch.cat(goals), torch.cat(contexts), layers, lambda site, x: drop.at(site, 0, x))
+    logits = dec.logits_of(ctx.num_proj.index_select(0, row), ctx.num_mask.index_select(0, row),
+                           torch.cat(goal_contexts), layers, lambda site, x: drop.at(site, 0, x))
     logp = logits.log_softmax(-1).gather(1, torch.cat(tokens)[:, None]).squeeze(1)  # (N,)
     flat = logp.new_zeros(B * L).index_put((plan.token_at,), logp)
     return torch.zeros_like(flat).view(B, L).index_copy(0, order, flat.view(B, L))  # (B, L), in input order

@@ -161,7 +161,7 @@ class GTSDecoder(nn.Module):
         q = self._drop(drop, "attend", goal)
         R, T, H = ctx.enc_proj.shape
         hidden = torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + ctx.enc_proj)  # (R, T, H)
-        energy = hidden.view(R * T, H).mv(self.attn_v.weight[0]).view(R, T)  # attn_v as one product
+        energy = hidden.view(R * T, H).mv(_as(self.attn_v.weight[0], hidden.dtype)).view(R, T)  # attn_v, one product
         # masked and normalized in float32: NEG does not fit in float16, and the weights sum to 1
         weights = (_float32(energy) + ctx.text_bias).softmax(-1)
         return torch.bmm(weights[:, None], ctx.enc).squeeze(1)  # (R, H); autocast casts the weights

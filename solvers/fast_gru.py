@@ -61,11 +61,13 @@ class _BiRecurrence(torch.autograd.Function):
             if lowp is not None:  # buffers reused by every step: no per-step allocations of mixed sizes
                 w_low = w_t.to(lowp)
                 h_low, gh_low = gi.new_empty(D, B, H, dtype=lowp), gi.new_empty(D, B, H3, dtype=lowp)
+                gh = gi.new_empty(D, B, H3)
             for t in range(T):
                 if lowp is None:
                     g = torch.baddbmm(pre_t[t], h, w_t)  # (2, B, 3H)
                 else:  # the product in low precision, the state and the gates in float32
-                    g = torch.add(pre_t[t], torch.bmm(h_low.copy_(h), w_low, out=gh_low))
+                    torch.bmm(h_low.copy_(h), w_low, out=gh_low)
+                    g = torch.add(pre_t[t], gh.copy_(gh_low))  # (a mixed-dtype add would dispatch a cast)
                 r, z, h_n = g[..., :H].sigmoid(), g[..., H: 2 * H].sigmoid(), g[..., 2 * H:]
                 n = torch.addcmul(in_n[t], r, h_n).tanh_()
                 h = torch.lerp(n, h, z)  # h' = (1 - z) * n + z * h
@@ -101,6 +103,7 @@ class _BiRecurrence(torch.autograd.Function):
         if lowp is not None:
             w_low = w_hh.to(lowp)
             g_low, dh_low = outs.new_empty(D, B, 3 * H, dtype=lowp), outs.new_empty(D, B, H, dtype=lowp)
+            dh_rec = outs.new_empty(D, B, H)
         for t in range(T - 1, -1, -1):
             g = steps[t].mul_(dh.view(D, B, 1, H))[:, :, :3].view(D, B, 3 * H)
             if not t:
@@ -109,7 +112,8 @@ class _BiRecurrence(torch.autograd.Function):
             if lowp is None:
                 dh = torch.baddbmm(torch.addcmul(d_outs[t - 1], dh, carry[t]), g, w_hh)
             else:
-                dh = torch.addcmul(d_outs[t - 1], dh, carry[t]).add_(torch.bmm(g_low.copy_(g), w_low, out=dh_low))
+                torch.bmm(g_low.copy_(g), w_low, out=dh_low)
+                dh = torch.addcmul(d_outs[t - 1], dh, carry[t]).add_(dh_rec.copy_(dh_low))
         d_gi = torch.cat([factors[..., :2, :].reshape(D, T, B, 2 * H), factors[..., 3, :]], -1)
         h_prevs = h_prevs.reshape(D, T * B, H)
         flat = factors[..., :3, :].reshape(D, T * B, 3 * H)

@@ -98,7 +98,8 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
             if plan.n_left[t]:
                 parts.append(dec.left_goal(op_left[plan.left_goal_at[t]], layers, drop))
             if plan.n_right[t]:
-                parts.append(dec.right_goal(subtrees[plan.sibling_at[t]], op_right[plan.right_goal_at[t]], layers, drop))
+                sibling, parent = subtrees[plan.sibling_at[t]], op_right[plan.right_goal_at[t]]
+                parts.append(dec.right_goal(sibling, parent, layers, drop))
             goal = parts[0] if len(parts) == 1 else torch.cat(parts)[plan.unsort[t]]  # (n, H)
         context = dec.attend(rows, goal, layers, drop)
         tok = targets_t[t, :n]

@@ -2,7 +2,8 @@
 
 Any encoder can feed it (the GTS GRU in solvers/gts.py, a BERT encoder in solvers/bert_gts.py): it
 needs encoder states ``enc`` (B, T, H), a text mask, one problem vector (B, H) (the root goal) and
-the token positions of the quantities. It follows the public implementation's equations: a goal
+the token positions of the quantities. This module holds the decoder's building blocks, which
+teacher forcing and beam search share. It follows the public implementation's equations: a goal
 ``q`` is gated from its parent's child goal (left child) or from that plus the finished left
 sibling's subtree embedding (right child); ``q`` attends over the encoder states; operators are
 scored from ``[q; context]``, constants and quantities by attention of ``[q; context]`` against
@@ -13,12 +14,10 @@ merged bottom-up into one embedding. Every ``W[a; b]`` over encoder positions is
 dropout on the number embeddings is drawn once per batch instead of once per node.
 
 Batching, which the public code does not do (it walks per-example Python stacks):
-- teacher forcing: the target prefix is known, so :func:`tree_plan` precomputes, per example and
-  position, the parent, whether the node is a right child, the step at which its left sibling's
-  subtree was completed, and the chain of merges a leaf triggers. Step ``t`` is then a handful of
-  batched tensor ops over the problems still decoding, gathering earlier steps' outputs by index, and
-  each op runs only on the rows that use its result (:class:`StepRows`: left or right goal, child goals
-  for operator tokens, the k-th merge for leaves closing k+1 operators);
+- teacher forcing (solvers/gts_teacher.py, with the index plan of solvers/gts_plan.py): the target
+  prefix is known, so step ``t`` is a handful of batched tensor ops over the problems still
+  decoding, gathering earlier steps' outputs by index, each op run only on the rows that use its
+  result; it calls the blocks below with its deferred layers and per-pass dropout masks;
 - beam search (solvers/gts_beam.py): B x beam hypotheses as rows of one tensor, the node and
   subtree stacks as (rows, depth, H) tensors, constrained to valid prefix expressions over the
   problem's own quantity slots.

@@ -17,7 +17,8 @@ from torch import nn
 
 from solvers.base import check_config, check_heads
 from solvers.gts_beam import beam_search
-from solvers.gts_decoder import DecoderContext, GTSDecoder, tree_loss
+from solvers.gts_decoder import DecoderContext, GTSDecoder
+from solvers.gts_teacher import tree_loss
 from solvers.subword import subword_batch
 from solvers.torch_solver import TorchSolver
 from solvers.trainer import Hypothesis

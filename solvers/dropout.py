@@ -63,3 +63,12 @@ class Dropout(nn.Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
+
+
+def scaled_keep_mask(shape: tuple[int, ...], p: float, device: torch.device | str, dtype: torch.dtype) -> torch.Tensor:
+    """A dropout mask of ``shape`` to multiply by: kept elements hold the inverse keep probability,
+    dropped ones 0 (on CPU drawn as :func:`keep_mask`, elsewhere as ``nn.functional.dropout``)."""
+    if torch.device(device).type != "cpu":
+        return nn.functional.dropout(torch.ones(shape, device=device, dtype=dtype), p, True)
+    mask, keep = keep_mask(shape, p)
+    return mask.to(dtype).mul_(1.0 / keep)

@@ -24,6 +24,9 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_
 from solvers.dropout import Dropout
 
 
+_PAD = 1e4  # added to the update gate's pre-activation at padded steps: sigmoid gives exactly 1 there
+
+
 class _BiRecurrence(torch.autograd.Function):
     """Recurrent part of one layer, both directions stacked on dim 0.
 
@@ -31,77 +34,89 @@ class _BiRecurrence(torch.autograd.Function):
     w_hh: (2, 3H, H); b_hh: (2, 3H). Returns the states as the layer's output sequence (T, B, 2H)
     ([forward; backward] in input time order) and each direction's last state (2, B, H). Returning
     these rather than the (2, T, B, H) states keeps slicing them apart out of autograd: each slice's
-    backward would allocate and fill a zero tensor of the states' full size."""
+    backward would allocate and fill a zero tensor of the states' full size.
+
+    A padded step carries the state unchanged. That is done through the update gate: ``_PAD`` added
+    to its pre-activation makes z exactly 1, so h' = lerp(n, h, 1) is h exactly, and every gradient
+    factor through the step's gates holds (1 - z) = 0 while the state's own carries 1. No mask is
+    applied inside the loops, and each step is a few whole-tensor operations: the per-step values
+    are collected in lists and stacked once (an indexed write into a buffer is a view operation and
+    a copy every step)."""
 
     @staticmethod
     def forward(ctx, gi, mask, w_hh, b_hh):
         D, T, B, H3 = gi.shape
         H = H3 // 3
         lowp = _low_precision(gi.device)
-        h = gi.new_zeros(D, B, H)
-        outs = gi.new_empty(D, T, B, H)
-        # What backward needs, written in place by each step's ops (no extra copies): the r and z
-        # gates side by side, the candidate n, and the recurrent part of n's pre-activation.
-        saved_rz, saved_n, saved_hn = gi.new_empty(D, T, B, 2 * H), gi.new_empty(D, T, B, H), gi.new_empty(D, T, B, H)
+        # the addend of each step's recurrent product: the r and z pre-activations' input side and
+        # recurrent bias, then the n part's recurrent bias (it is multiplied by r with W_hn h)
+        bias = b_hh[:, None, None, :]
+        pre = torch.cat([gi[..., : 2 * H] + bias[..., : 2 * H], bias[..., 2 * H:].expand(D, T, B, H)], -1)
+        pre[..., H: 2 * H].addcmul_(mask.neg() + 1, torch.full_like(mask, _PAD))
+        pre_t, in_n = pre.unbind(1), gi[..., 2 * H:].unbind(1)  # per step (2, B, 3H), (2, B, H)
         w_t = w_hh.transpose(1, 2)  # (2, H, 3H)
-        bias = b_hh[:, None, :]
+        h = gi.new_zeros(D, B, H)
+        states, resets, updates, cands, recs = [], [], [], [], []
         with torch.autocast(gi.device.type, enabled=False):  # the precision of each product is chosen here
             if lowp is not None:  # buffers reused by every step: no per-step allocations of mixed sizes
                 w_low = w_t.to(lowp)
-                h_low, gh_low, gh = gi.new_empty(D, B, H, dtype=lowp), gi.new_empty(D, B, H3, dtype=lowp), gi.new_empty(D, B, H3)
+                h_low, gh_low = gi.new_empty(D, B, H, dtype=lowp), gi.new_empty(D, B, H3, dtype=lowp)
+                gh = gi.new_empty(D, B, H3)
             for t in range(T):
                 if lowp is None:
-                    gh = torch.baddbmm(bias, h, w_t)  # (2, B, 3H)
+                    g = torch.baddbmm(pre_t[t], h, w_t)  # (2, B, 3H)
                 else:  # the product in low precision, the state and the gates in float32
                     torch.bmm(h_low.copy_(h), w_low, out=gh_low)
-                    gh.copy_(gh_low).add_(bias)
-                gi_t = gi[:, t]
-                rz = torch.sigmoid(gi_t[..., : 2 * H] + gh[..., : 2 * H], out=saved_rz[:, t])
-                h_n = gh[..., 2 * H:]
-                n = torch.tanh(torch.addcmul(gi_t[..., 2 * H:], rz[..., :H], h_n), out=saved_n[:, t])
-                saved_hn[:, t] = h_n
-                # h' = (1 - z) * n + z * h, and a padded step (mask 0) carries h unchanged
-                h = torch.lerp(h, torch.lerp(n, h, rz[..., H:]), mask[:, t])
-                outs[:, t] = h
+                    g = torch.add(pre_t[t], gh.copy_(gh_low))  # (a mixed-dtype add would dispatch a cast)
+                r, z, h_n = g[..., :H].sigmoid(), g[..., H: 2 * H].sigmoid(), g[..., 2 * H:]
+                n = torch.addcmul(in_n[t], r, h_n).tanh_()
+                h = torch.lerp(n, h, z)  # h' = (1 - z) * n + z * h
+                states.append(h)
+                resets.append(r)
+                updates.append(z)
+                cands.append(n)
+                recs.append(h_n)
+        outs = torch.stack(states, 1)  # (2, T, B, H)
         ctx.lowp = lowp
-        ctx.save_for_backward(mask, w_hh, outs, saved_rz, saved_n, saved_hn)
-        return torch.cat([outs[0], outs[1].flip(0)], -1), outs[:, -1].clone()
+        ctx.save_for_backward(w_hh, outs, *(torch.stack(x, 1) for x in (resets, updates, cands, recs)))
+        return torch.cat([outs[0], outs[1].flip(0)], -1), h.clone()
 
     @staticmethod
     def backward(ctx, d_seq, d_final):
-        mask, w_hh, outs, RZ, N, HN = ctx.saved_tensors
+        w_hh, outs, r, z, N, HN = ctx.saved_tensors
         lowp = ctx.lowp
         D, T, B, H = outs.shape
-        d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype)  # (2, T, B, H)
-        # Every gate gradient is the gradient reaching the cell's output, d_new = dh * mask, times a
-        # factor of the saved forward values alone. The factors are computed for all steps at once,
-        # in the buffers the gradients end in, so the sequential loop does only what depends on dh.
+        d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype).unbind(1)  # per step (2, B, H)
+        # Every gate gradient is the gradient reaching the cell's output, dh, times a factor of the
+        # saved forward values alone. The factors are computed for all steps at once, in the buffer
+        # the gradients end in ([r, z, W_hn h + b_hn, n's input side] per step), so the sequential
+        # loop does only what depends on dh. At padded steps every factor is 0 (z is exactly 1).
         h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1)  # (2, T, B, H)
-        r, z = RZ[..., :H], RZ[..., H:]
         one_minus_z = 1 - z
-        d_gh = outs.new_empty(D, T, B, 3 * H)  # gradients of the recurrent pre-activations [r, z, r * n]
-        d_in = torch.mul(one_minus_z, 1 - N * N)  # (2, T, B, H): d n's input-side pre-activation / d_new
-        torch.mul(d_in * HN, r * (1 - r), out=d_gh[..., :H])  # dr / d_new
-        torch.mul(one_minus_z * z, h_prevs - N, out=d_gh[..., H: 2 * H])  # dz / d_new
-        torch.mul(d_in, r, out=d_gh[..., 2 * H:])  # d(W_hn h + b_hn) / d_new
-        carry = 1 - mask * one_minus_z  # d(new state) / d(state) on the direct path; 1 at padding
-        factors = d_gh.view(D, T, B, 3, H)
-        dh = d_final.to(outs.dtype)  # the last state is also the output at step T - 1
+        factors = outs.new_empty(D, T, B, 4, H)
+        d_in = torch.mul(one_minus_z, 1 - N * N, out=factors[..., 3, :])  # d n's input-side pre-activation / dh
+        torch.mul(d_in * HN, r * (1 - r), out=factors[..., 0, :])  # dr / dh
+        torch.mul(one_minus_z * z, h_prevs - N, out=factors[..., 1, :])  # dz / dh
+        torch.mul(d_in, r, out=factors[..., 2, :])  # d(W_hn h + b_hn) / dh
+        steps, carry = factors.unbind(1), z.unbind(1)  # d(new state) / d(state) on the direct path is z
+        dh = d_final.to(outs.dtype) + d_outs[T - 1]  # the last state is also the output at step T - 1
         if lowp is not None:
             w_low = w_hh.to(lowp)
             g_low, dh_low = outs.new_empty(D, B, 3 * H, dtype=lowp), outs.new_empty(D, B, H, dtype=lowp)
+            dh_rec = outs.new_empty(D, B, H)
         for t in range(T - 1, -1, -1):
-            dh = dh + d_outs[:, t]
-            d_new = dh * mask[:, t]  # gradient reaching the GRU cell's output
-            d_in[:, t].mul_(d_new)
-            g = factors[:, t].mul_(d_new[:, :, None]).view(D, B, 3 * H)
+            g = steps[t].mul_(dh.view(D, B, 1, H))[:, :, :3].view(D, B, 3 * H)
+            if not t:
+                break  # the initial state is a constant: no gradient to carry past step 0
+            # the gradient reaching step t - 1's state: its output's, the direct path's, the gates'
             if lowp is None:
-                dh = torch.baddbmm(dh * carry[:, t], g, w_hh)
+                dh = torch.baddbmm(torch.addcmul(d_outs[t - 1], dh, carry[t]), g, w_hh)
             else:
-                dh = torch.bmm(g_low.copy_(g), w_low, out=dh_low).float().addcmul_(dh, carry[:, t])
-        d_gi = torch.cat([d_gh[..., : 2 * H], d_in], -1)
+                torch.bmm(g_low.copy_(g), w_low, out=dh_low)
+                dh = torch.addcmul(d_outs[t - 1], dh, carry[t]).add_(dh_rec.copy_(dh_low))
+        d_gi = torch.cat([factors[..., :2, :].reshape(D, T, B, 2 * H), factors[..., 3, :]], -1)
         h_prevs = h_prevs.reshape(D, T * B, H)
-        flat = d_gh.reshape(D, T * B, 3 * H)
+        flat = factors[..., :3, :].reshape(D, T * B, 3 * H)
         if lowp is None:
             d_w_hh = torch.bmm(flat.transpose(1, 2), h_prevs)  # (2, 3H, H): one matmul for all steps
         else:

@@ -17,7 +17,8 @@ from solvers.base import check_config
 from solvers.dropout import Dropout
 from solvers.fast_gru import BiGRU
 from solvers.gts_beam import beam_search
-from solvers.gts_decoder import DecoderContext, GTSDecoder, tree_loss
+from solvers.gts_decoder import DecoderContext, GTSDecoder
+from solvers.gts_teacher import tree_loss
 from solvers.torch_solver import TorchSolver
 from solvers.trainer import Hypothesis
 from solvers.vocab import Batch, Encoding

@@ -25,7 +25,6 @@ from collections.abc import Callable, Mapping, Sequence
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 
 class _Calls:
@@ -67,12 +66,12 @@ class _Call(torch.autograd.Function):
     weight's to :class:`_Gather`."""
 
     @staticmethod
-    def forward(ctx, x, weight, bias, calls):
+    def forward(ctx, x, weight, weight_t, bias, calls):
         if x.dtype != weight.dtype:  # under autocast: the weights are already in its dtype (_Gather)
             x = x.to(weight.dtype)
         ctx.save_for_backward(x, weight)
         ctx.calls = calls
-        return F.linear(x, weight, bias)
+        return x.mm(weight_t).add_(bias)  # F.linear, with the transpose made once a pass
 
     @staticmethod
     def backward(ctx, grad):
@@ -80,7 +79,49 @@ class _Call(torch.autograd.Function):
         ctx.calls.inputs.append(x)
         ctx.calls.grads.append(grad)
         grad_x = grad.mm(weight) if ctx.needs_input_grad[0] else None
-        return grad_x, None, None, None
+        return grad_x, None, None, None, None
+
+
+class _GatedCall(torch.autograd.Function):
+    """One call of a deferred layer followed by a gate, ``tanh(value) * sigmoid(gate)`` of each
+    ``pieces``-th of the output cut into [value; gate] halves, with a hand-written backward: a
+    handful of whole-tensor operations instead of the autograd graph of a split, two activations and
+    a product. The weight's gradient is left to :class:`_Gather`, as in :class:`_Call`."""
+
+    @staticmethod
+    def forward(ctx, x, weight, weight_t, bias, calls, pieces):
+        if x.dtype != weight.dtype:
+            x = x.to(weight.dtype)
+        y = x.mm(weight_t).add_(bias)  # (R, out)
+        half = y.shape[1] // (2 * pieces)
+        if pieces > 1:
+            y = y.view(-1, 2 * half)  # (R * pieces, 2 * half): each row [value; gate]
+        value, gate = y[:, :half].tanh(), y[:, half:].sigmoid()
+        ctx.save_for_backward(x, weight, value, gate)
+        ctx.calls = calls
+        out = value * gate
+        return out if pieces == 1 else out.view(x.shape[0], -1)  # (R, pieces * half)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight, value, gate = ctx.saved_tensors
+        if grad.shape != value.shape:
+            grad = grad.reshape(value.shape)
+        # autograd's own formulas for the product and the two activations
+        d_y = torch.cat([torch.ops.aten.tanh_backward(grad * gate, value),
+                         torch.ops.aten.sigmoid_backward(grad * value, gate)], 1)
+        if d_y.shape[0] != x.shape[0]:
+            d_y = d_y.view(x.shape[0], -1)
+        ctx.calls.inputs.append(x)
+        ctx.calls.grads.append(d_y)
+        grad_x = d_y.mm(weight) if ctx.needs_input_grad[0] else None
+        return grad_x, None, None, None, None, None
+
+
+def gate(y: torch.Tensor, pieces: int = 1) -> torch.Tensor:
+    """``tanh(value) * sigmoid(gate)`` of each of ``pieces`` [value; gate] parts of y's last dim."""
+    value, gate_ = y.view(*y.shape[:-1], pieces, 2, -1).unbind(-2)
+    return (torch.tanh(value) * torch.sigmoid(gate_)).flatten(-2)
 
 
 class DeferredLinears:
@@ -95,6 +136,8 @@ class DeferredLinears:
             if layer.bias is None:
                 raise ValueError(f"DeferredLinears needs layers with a bias ({name} has none)")
         self._calls: dict[str, Callable[[torch.Tensor], torch.Tensor]] = dict(layers)
+        self._gated: dict[str, Callable[[torch.Tensor, int], torch.Tensor]] = {
+            name: (lambda x, pieces, layer=layer: gate(layer(x), pieces)) for name, layer in layers.items()}
         if not torch.is_grad_enabled():
             return
         for name, layer in layers.items():
@@ -102,10 +145,17 @@ class DeferredLinears:
             device = layer.weight.device.type
             dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else layer.weight.dtype
             w, b = _Gather.apply(layer.weight, layer.bias, calls, dtype)
-            self._calls[name] = lambda x, w=w, b=b, calls=calls: _Call.apply(x, w, b, calls)
+            w_t = w.t()
+            self._calls[name] = lambda x, w=w, w_t=w_t, b=b, calls=calls: _Call.apply(x, w, w_t, b, calls)
+            self._gated[name] = (lambda x, pieces, w=w, w_t=w_t, b=b, calls=calls:
+                                 _GatedCall.apply(x, w, w_t, b, calls, pieces))
 
     def __getitem__(self, name: str) -> Callable[[torch.Tensor], torch.Tensor]:
         return self._calls[name]
+
+    def gated(self, name: str, x: torch.Tensor, pieces: int = 1) -> torch.Tensor:
+        """:func:`gate` of ``self[name](x)`` (R, pieces * half), with :class:`_GatedCall`'s backward."""
+        return self._gated[name](x, pieces)
 
 
 class _Prefixes(torch.autograd.Function):

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from solvers.step_autograd import DeferredLinears, row_prefixes
+from solvers.step_autograd import DeferredLinears, gate, row_prefixes
 
 
 def _layers():
@@ -39,6 +39,37 @@ def test_deferred_weight_gradients_equal_plain_autograd():
     for name in plain:
         assert torch.allclose(got[name], 2 * plain[name], atol=1e-12), name
     assert torch.allclose(x.grad, 2 * plain_x, atol=1e-12)
+
+
+def test_gate_by_hand():
+    y = torch.tensor([[0.0, 1.0, 2.0, 3.0, 10.0, 0.0, -1.0, 0.0]])  # two pieces of [value (2); gate (2)]
+    expected = torch.tanh(torch.tensor([0.0, 1.0, 10.0, 0.0])) * torch.sigmoid(torch.tensor([2.0, 3.0, -1.0, 0.0]))
+    assert torch.allclose(gate(y, pieces=2), expected[None])
+    assert torch.allclose(gate(y[:, :4]), expected[None, :2])
+
+
+@pytest.mark.parametrize("pieces", [1, 2])
+def test_deferred_gated_calls_equal_plain_autograd(pieces):
+    """``layers.gated(name, x, pieces)`` (hand-written backward) against gate(layer(x)) through autograd,
+    over a few steps on fewer rows, in float64: outputs, input and parameter gradients."""
+    torch.manual_seed(1)
+    layer = nn.Linear(6, 4 * pieces).double()
+    x = torch.randn(5, 6, dtype=torch.float64, requires_grad=True)
+    weights = torch.randn(3, 5, 2 * pieces, dtype=torch.float64)
+
+    def run(call):
+        return sum((call(x[:n] * (k + 1)) * weights[k, :n]).sum() for k, n in enumerate((5, 3, 1)))
+
+    run(lambda h: gate(layer(h), pieces)).backward()
+    plain = [x.grad.clone(), layer.weight.grad.clone(), layer.bias.grad.clone()]
+    x.grad = layer.weight.grad = layer.bias.grad = None
+    deferred = DeferredLinears({"g": layer})
+    out = run(lambda h: deferred.gated("g", h, pieces))
+    out.backward()
+    for got, want in zip((x.grad, layer.weight.grad, layer.bias.grad), plain):
+        assert torch.allclose(got, want, rtol=1e-12, atol=1e-14)
+    with torch.no_grad():
+        assert torch.allclose(DeferredLinears({"g": layer}).gated("g", x, pieces), gate(layer(x), pieces))
 
 
 def test_without_gradients_the_layers_themselves_are_called():

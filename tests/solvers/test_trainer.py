@@ -40,6 +40,10 @@ def test_encoding_by_hand():
     assert batch.target.tolist() == [[0, 6, 7], [3, 6, 5]]
     assert batch.target_mask.tolist() == [[True, True, True], [True, True, True]]
     assert enc.decode([3, 6, 5]) == ("/", "N0", "2")
+    assert [t.dtype for t in (batch.tokens, batch.lengths, batch.qty_positions, batch.n_quantities, batch.qty_class,
+                              batch.target)] == [torch.long] * 6
+    assert batch.qty_mask.dtype == batch.target_mask.dtype == torch.bool
+    assert batch.qty_class.tolist() == [[0, 1], [0, -1]]
 
 
 def test_unseen_constant_is_an_error_naming_the_problem():

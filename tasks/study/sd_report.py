@@ -146,6 +146,16 @@ def shape_table(by_arm: dict[str, dict[int, CellResult]], labels: dict[str, str]
     return lines
 
 
+def _score_name(result: CellResult) -> str:
+    """The ranking score the cell ran with, from its own params.json (``loop.score``)."""
+    import json
+
+    path = result.run_dir / "params.json" if result.run_dir else None
+    if path is None or not path.exists():
+        return "its ranking score"
+    return json.loads(path.read_text(encoding="utf-8")).get("loop", {}).get("score", "confidence")
+
+
 def kept_to_read(result: CellResult, limit: int = 30, seed: int = 0) -> list[str]:
     """``limit`` problems the cell kept over its rounds (a seeded draw, spread over rounds), each with its
     operator, confidence and its parents' texts, as markdown lines."""
@@ -165,7 +175,7 @@ def kept_to_read(result: CellResult, limit: int = 30, seed: int = 0) -> list[str
     for i in sample:
         r, problem, score, pool = drawn[i]
         parents = " / ".join(pool[p].text for p in problem.provenance.parents if p in pool)
-        lines.append(f"{len(lines) + 1}. round {r}, *{problem.provenance.operator}*, confidence {score:.3f}: "
+        lines.append(f"{len(lines) + 1}. round {r}, *{problem.provenance.operator}*, score {score:.3f}: "
                      f"{problem.text} = `{' '.join(problem.prefix())}` = {float(problem.answer):g}  \n"
                      f"   from: {parents or '-'}")
     return lines
@@ -196,5 +206,7 @@ def sd_sections(by_arm: dict[str, dict[int, CellResult]], labels: dict[str, str]
         if not cells or not any(rec.generation for r in cells.values() for rec in r.records):
             continue
         first = cells[min(cells)]
-        lines += [f"### {arm}, seed {first.cell.seed}", "", *kept_to_read(first, read), ""]
+        score = _score_name(first)
+        lines += [f"### {arm}, seed {first.cell.seed}", "", f"Score: the arm's ranking score ({score}; "
+                  "uncertainty is 1 - confidence).", "", *kept_to_read(first, read), ""]
     return lines

@@ -59,6 +59,9 @@ def test_kept_problems_are_listed_with_their_parents_for_the_arms_that_keep(sd_s
     reading = report.split("## Kept problems to read")[1]
     assert "### loop, seed 0" in reading and "### control" not in reading
     loop = reading.split("### loop, seed 0")[1].split("###")[0]
+    assert "Score: the arm's ranking score (confidence;" in loop  # read from the cell's own params.json
+    if "### least-confident, seed 0" in reading:
+        assert "(uncertainty;" in reading.split("### least-confident, seed 0")[1].split("###")[0]
     items = [line for line in loop.splitlines() if line[:1].isdigit()]
     assert 1 <= len(items) <= 30 and all("round 1" in line for line in items)
     assert loop.count("from: ") == len(items)

@@ -310,64 +310,6 @@ def test_a_split_file_gives_comdiv_and_iid_sets_and_the_pools_compound_divergenc
     assert labeler["k"] == 5
 
 
-def test_resuming_after_the_data_changed_is_refused(prefect_harness, tmp_path):
-    from mwp.builtin import generate_corpus
-    from mwp.expr import Num, substitute, to_infix
-
-    def record(p):  # the generic JSONL format: the equation written with the text's numbers
-        equation = to_infix(substitute(p.expression, {i: Num(v) for i, v in enumerate(p.values)}))
-        return {"id": p.id, "text": p.text, "equation": "x=" + equation, "answer": float(p.answer)}
-
-    rows = [record(p) for p in generate_corpus(60, seed=2)]
-    data = tmp_path / "own.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    params = tiny_params(tmp_path, rounds=0, data={"format": "jsonl", "path": str(data)})
-    first = augment_loop(params)
-    assert first["data"]["usable"] == 60
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows[:-1]))  # one record fewer
-    state = augment_loop(params, return_state=True)
-    # a deployment's flow run ends Cancelled with the one-line reason, never Failed
-    assert state.is_cancelled() and "changed since this run started" in state.message
-    assert _recorded_state(state).is_cancelled()
-    from mlflow.tracking import MlflowClient
-
-    # refused before the tracker reopened the run: the finished run stays FINISHED
-    assert MlflowClient(tracking_uri=first["tracking_uri"]).get_run(first["mlflow_run_id"]).info.status == "FINISHED"
-
-
-def test_a_second_run_on_a_locked_run_directory_is_refused(prefect_harness, tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    params = tiny_params(tmp_path, rounds=0)
-    params.run_dir().mkdir(parents=True)
-    # another process holds the directory (within one process the lock is shared: the CLI takes it
-    # before it starts the flow, which takes it again)
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from tasks.loop.rundir import lock; held = lock(Path(sys.argv[1])); "
-                               "print('held', flush=True); time.sleep(300)", str(params.run_dir())],
-                              cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        state = augment_loop(params, return_state=True)
-        assert state.is_cancelled() and state.message == (f"refused: {params.run_dir()} is in use by another run "
-                                                          f"(pid {holder.pid}); wait for it or use another --out")
-        assert _recorded_state(state).is_cancelled()
-    finally:
-        holder.kill()
-        holder.wait()
-    assert not (params.run_dir() / "round_00").exists() and not (params.run_dir() / "mlflow.json").exists()
-
-
-def _recorded_state(state):
-    """The state the Prefect server holds for the flow run that ended in ``state``."""
-    from prefect.client.orchestration import get_client
-
-    with get_client(sync_client=True) as client:
-        return client.read_flow_run(state.state_details.flow_run_id).state
-
-
 def test_warm_started_rounds_train_their_own_epoch_count(prefect_harness, tmp_path):
     params = tiny_params(tmp_path, rounds=1, warm_start=True, warm_start_epochs=1, train={"epochs": 3, "batch_size": 32,
                                                                                           "beam_size": 2})

@@ -33,7 +33,7 @@ from tasks.loop.config import RunConfigs
 from tasks.loop.datasets import DataSets, GapMeasure
 from tasks.loop.record import RoundRecord, relative_gap, table_row
 from tasks.loop.sharding import ScoringWorkers
-from tasks.loop.startup import claim_run
+from tasks.loop.startup import lock_run
 
 FAULT_ENV = "COMPAUG_FAIL_AT_ROUND"  # fault injection for resume tests: fail when this round starts
 EPOCH_FAULT_ENV = "COMPAUG_FAIL_AFTER_EPOCH"  # "R:E": fail in round R once epoch E is trained and logged
@@ -164,7 +164,7 @@ def augment_loop(params: LoopParams = LoopParams()) -> dict[str, Any]:
     try:
         # a second run on this directory, or a resume whose data changed, is refused before anything is
         # written or tracked; the command line refuses it before the flow, a deployment's flow run here
-        held = claim_run(params)
+        held = lock_run(params)
     except rundir.RunRefused as refused:
         scoring.close()
         logger.warning("refused: %s", refused)

@@ -64,11 +64,11 @@ def prepare_experiment(client, name: str, uri: str) -> str:
         return ensure_experiment(client, name, uri)
 
 
-def claim_run(params):
-    """What ``compaug run`` does before its flow starts: take the run directory's lock (held until the
-    returned lock is closed; the flow takes it again in this process), refuse a resume whose data or
-    split file changed, and create the tracking store and experiment. Each refusal is a ValueError in
-    one line; nothing is tracked before it."""
+def lock_run(params):
+    """Take the run directory's lock (held until the returned lock is closed; shared within a process) and
+    refuse a resume whose data or split file changed: a :class:`~tasks.loop.rundir.RunRefused` in one line,
+    before anything is written or tracked. The flow's own start (a deployment's run) needs no more: its
+    tracker opens the store and experiment under the store lock itself."""
     from tasks.loop import rundir
     from tasks.loop.datasets import check_unchanged, source_fingerprint
 
@@ -78,6 +78,18 @@ def claim_run(params):
     try:
         if (run_dir / "data" / "report.json").exists():
             check_unchanged(run_dir / "data", source_fingerprint(params.data.spec(), params.split_file))
+    except BaseException:
+        held.close()
+        raise
+    return held
+
+
+def claim_run(params):
+    """What ``compaug run`` does before its flow starts: :func:`lock_run`, then create the tracking store and
+    experiment (so that runs sharing an ``--out`` start safely). Each refusal is a ValueError in one line;
+    nothing is tracked before it."""
+    held = lock_run(params)
+    try:
         uri = params.tracking()
         prepare_experiment(tracking_client(uri), params.experiment_name(), uri)
     except BaseException:

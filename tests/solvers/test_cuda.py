@@ -89,6 +89,6 @@ def test_a_loop_round_trains_evaluates_and_scores_on_cuda(tmp_path):
     metrics = evaluate_checkpoint(tmp_path / "r1", {"iid": tmp_path / "test.jsonl"}, beam_size=2, device="cuda")
     assert metrics["iid"].n == 8 and metrics["iid"].invalid_rate == 0.0
     scores, unscorable = score_with_checkpoint(tmp_path / "r1", problems, "confidence", {}, seed=0, device="cuda")
-    assert unscorable == 0 and all(0.0 < s <= 1.0 for s in scores)
+    assert sum(unscorable.values()) == 0 and all(0.0 < s <= 1.0 for s in scores)
     on_cpu, _ = score_with_checkpoint(tmp_path / "r1", problems, "confidence", {}, seed=0, device="cpu")
     assert on_cpu == pytest.approx(scores, rel=1e-3)

@@ -36,7 +36,7 @@ def sandbox(base: Path) -> Path:
     if not shared.exists():
         shared.symlink_to(ROOT.parent / "shared" if (ROOT.parent / "shared").exists() else Path("/work/shared"))
     stand_in = json.dumps({"train": ["a"], "test": ["b"]})
-    for name in ("mawps", "builtin"):  # the SD studies' sets (`compaug sd ... --out ../compaug-runs/sd/NAME`)
+    for name in ("mawps", "builtin", "math23k"):  # the SD studies' sets (`compaug sd ... --out ../compaug-runs/sd/NAME`)
         folder = base / "compaug-runs" / "sd" / name
         folder.mkdir(parents=True, exist_ok=True)
         for file in ("train.jsonl", "test.jsonl"):

@@ -24,6 +24,7 @@ from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assem
 from tasks.augment import zh
 from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
                                     has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
+from tasks.augment.en_conditional import declarative_donor
 from tasks.augment.en_refusal import en_refusal
 from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
 from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, event_core, holding_modifier,
@@ -185,6 +186,11 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     rng = rng_for(seed, round_, "geca_op1")
     units = [clause_units(p) for p in problems]
     readings = [read(p) for p in problems]
+    # As donors, English problems whose question opens "If C, ..." are told "C. How many ...?" (en_conditional.py).
+    told = {d: t for d, t in enumerate(map(declarative_donor, problems)) if t is not None}
+    donor_problems = [told.get(d, p) for d, p in enumerate(problems)]
+    donor_units = [clause_units(t) if d in told else units[d] for d, t in enumerate(donor_problems)]
+    donor_readings = [read(t) if d in told else readings[d] for d, t in enumerate(donor_problems)]
     genders = pool_entities(problems, lexicon_genders()).gender
     # Donors by (entity, what the question says of it): a host statement looks up its own pair, so only
     # donors whose question asks for what the statement states are ever drawn.
@@ -192,7 +198,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     holding_donors: dict[str, list[int]] = defaultdict(list)  # English questions asking what is held (holding.py)
     asks: dict[int, frozenset[str]] = {}
     openings: dict[int, tuple | None] = {}  # English donors: (entity, predicate, holder) of their first clause
-    for d, (problem, u, reading) in enumerate(zip(problems, units, readings)):
+    for d, (problem, u, reading) in enumerate(zip(donor_problems, donor_units, donor_readings)):
         if not donor_ok(problem, u) or reading.question_entity is None or has_abbreviation(problem.tokens):
             continue
         q_start, q_end = u.spans[-1]
@@ -274,18 +280,18 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if d not in held and not agree(states, asks[d], lang):
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
                 continue
-            host_words, donor_words = _content(host), _content(problems[d])
+            host_words, donor_words = _content(host), _content(donor_problems[d])
             if len(host_words & donor_words) > 0.5 * len(host_words | donor_words):
                 batch.rejected["op1_donor_near_duplicate"] += 1  # the narrative would repeat the host's
                 continue
             start, end = u.spans[c]
-            narrative = problems[d].tokens[:units[d].spans[-1][0]]
+            narrative = donor_problems[d].tokens[:donor_units[d].spans[-1][0]]
             if _rated(host, narrative) & _rated(host, host.tokens[:start] + host.tokens[end:]):
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
-            holder, asked_of = reading.clause_holders[c], readings[d].question_holder
+            holder, asked_of = reading.clause_holders[c], donor_readings[d].question_holder
             if asked_of is None and len(names_in(narrative)) == 1 and lang != "zh" and \
-                    readings[d].clause_holders[0] in names_in(narrative):
+                    donor_readings[d].clause_holders[0] in names_in(narrative):
                 asked_of = next(iter(names_in(narrative)))  # "Randy has 78 blocks. ... How many blocks are left?"
             first = openings.get(d)
             if d in held and (first is None or first[0] != entity or first[2] != asked_of) or first and \
@@ -296,27 +302,29 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 batch.rejected["op1_host_asks_what_the_event_made"] += 1  # "grew 4, rabbits ate 3" for "... did they grow"
                 continue
             if lang != "zh":
-                refusal = en_refusal(host, u, c, problems[d], narrative)
+                refusal = en_refusal(host, u, c, donor_problems[d], narrative)
                 if refusal:
                     batch.rejected[refusal] += 1
                     continue
             if lang == "zh":
-                refusal = zh_refusal(host, u, c, entity, states, problems[d], narrative, holder, asked_of)
+                refusal = zh_refusal(host, u, c, entity, states, donor_problems[d], narrative, holder, asked_of)
                 if refusal:
                     batch.rejected[refusal] += 1
                     continue
-            rename = _protagonist_rename(host, end, holder, problems[d], asked_of, genders)
+            rename = _protagonist_rename(host, end, holder, donor_problems[d], asked_of, genders)
             if isinstance(rename, str):
                 batch.rejected[rename] += 1
                 continue
-            detail = (f"clause={c} donor={problems[d].id} entity={entity!r} holder={holder or asked_of or '-'} "
+            detail = (f"clause={c} donor={donor_problems[d].id} entity={entity!r} holder={holder or asked_of or '-'} "
                       f"predicate={sorted(states)}")
             if rename:
                 detail += f" renamed={rename[0]}->{rename[1]}"
                 detail += f" pronouns->{rename[2]}" if len(rename) > 2 and rename[2] else ""
             if d in held:
                 detail += " holding"
-            out = operation1(host, u, c, problems[d], units[d], detail, round_, rename)
+            if d in told:
+                detail += " condition-told"
+            out = operation1(host, u, c, donor_problems[d], donor_units[d], detail, round_, rename)
             if isinstance(out, str):
                 batch.rejected[out] += 1
             else:

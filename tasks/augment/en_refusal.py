@@ -35,6 +35,8 @@ def en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Seque
     if len(names_in(narrative)) > 1 and q_words & {"they", "together", "both", "combined"}:
         return "op1_donor_adds_someone_to_they"  # "Sandy has 8 dozen. Fred has 5 times more." into "... do they have?"
     start, end = u.spans[c]
+    if host.tokens[start] in ("If", "if") and host.tokens[end - 1] == ",":
+        return "op1_statement_is_a_condition"  # "If he works for 8 hours," -> "Fred worked 8 hours ..., how much ...?"
     if any(t in (".", "!") for t in narrative[:-1]) and (start > 0 and host.tokens[start - 1] not in (".", "!", "?")
                                                         or host.tokens[end - 1] == ","):
         return "op1_statement_inside_a_sentence"  # "After paying for the pie, [two sentences], her friend"

@@ -257,7 +257,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                     and openings[d][:2] == (entity, states)]  # "bakes 66 tarts. The family eats 4." for "bakes 62 tarts"
             if modifier is not None and refers_to_dropped(host.tokens, end, modifier):
                 batch.rejected["op1_host_refers_to_the_dropped_modifier"] += 1  # "at a school" ... "at the school"
-            elif modifier is not None or lang != "zh" and acquires_what_is_held(host, u.spans, reading, states):
+            elif modifier is not None or lang != "zh" and acquires_what_is_held(host, u.spans, reading, states) \
+                    and entity not in reading.quantity_entities[:slot]:  # after "had 27 cards", "has 72" reads as a total
                 held += [d for d in holding_donors.get(entity, ()) if d not in exact and d not in held]
             pool = exact + held
             if pool:

@@ -57,3 +57,22 @@ def test_an_outcome_statement_and_a_repeat_of_the_asked_event_are_refused():
     assert batch.rejected["op1_statement_is_what_is_left"] == 1  # "He now has 56 books": the host's own outcome
     # "Mike had 12 books. He bought 9 books. He buys some books ... How many books did he buy?": which purchase?
     assert batch.rejected["op1_donor_repeats_the_asked_event"] == 1
+
+
+def test_a_condition_of_the_host_and_a_holding_after_an_earlier_amount_are_not_replaced():
+    # "If he works for 8 hours," replaced would read "Fred worked 8 hours ..., how much money will he make?"
+    host = build_problem("h", "Fred earns 12 dollars an hour. If he works for 8 hours, how much money will he make?",
+                         "x=12*8", 96, "toy")
+    donor = build_problem("d", "Frank worked 2 hours on each of 4 days. How many hours did he work in all?",
+                          "x=2*4", 8, "toy")
+    batch = geca_op1([host, donor], AugmentConfig(), seed=0, round_=1)
+    assert not batch.candidates and batch.rejected["op1_statement_is_a_condition"] == 1
+    # "Sally had 27 cards. Dan gave her 41. Sally has 72 cards. 61 are eaten ...": 72 reads as her total.
+    host = build_problem("h", "Sally had 27 cards. Dan gave her 41 new cards. Sally bought 20 cards. How many cards "
+                         "does Sally have now?", "x=27+41+20", 88, "toy")
+    donor = build_problem("d", "Jennifer has 72 cards. 61 are eaten by a hippopotamus. How many cards will Jennifer "
+                          "have?", "x=72-61", 11, "toy")
+    batch = geca_op1([host, donor], AugmentConfig(), seed=0, round_=1)
+    assert not [c for c in batch.candidates if "clause=2" in c.provenance.detail]
+    assert [c.text for c in batch.candidates] == ["Sally has 72 cards. 61 are eaten by a hippopotamus. Dan gave her 41 "
+                                                  "new cards. Sally bought 20 cards. How many cards does Sally have now?"]

@@ -58,6 +58,16 @@ def en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Seque
     return None
 
 
+_BEFORE = frozenset("start starts started begin begins began originally initially before".split())
+
+
+def asks_what_came_before(question: Sequence[str]) -> bool:
+    """A donor question asking what there was before its narrative's events ("How many did she start with?",
+    "... to begin with", "originally"): its narrative ends after the amount it computes, so it cannot stand
+    for a statement of that amount."""
+    return any(t.lower() in _BEFORE for t in question)
+
+
 def _takes_more_than_there_is(host: Problem, u: Units, c: int, value: Fraction) -> bool:
     """The donor's value breaks an order the host's text relies on: a later clause takes out of the statement
     more than the donor's narrative leaves ("He sold 26 books" of 33, then "If he sold 19 of them"), or the

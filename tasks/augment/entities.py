@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from mwp.expr import quantity_slots
+from mwp.expr import BinOp, iter_nodes, quantity_slots
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END, clause_spans, is_number_token
 from tasks.augment import zh
@@ -246,6 +246,8 @@ def question_entity(problem: Problem) -> str | None:
                 return _with_complement(words, span[1] - 1, entity_key(words[span[1] - 1]))
             if lower[i + 1] == "much" and any(t in _MONEY for t in lower):
                 return "dollar"
+            if lower[i + 1] == "many" and i + 2 < len(lower) and lower[i + 2] in _BE | _HAVE | _AUX | {"more"}:
+                return _elided_entity(problem)  # "How many are left?", "How many did she start with?"
             return None
         if w == "how" and lower[i + 1] == "old":
             return "year"
@@ -254,6 +256,16 @@ def question_entity(problem: Problem) -> str | None:
     if any(t in _MONEY for t in lower) and lower[:1] in (["what"], ["how"], ["find"]):
         return "dollar"
     return None
+
+
+def _elided_entity(problem: Problem) -> str | None:
+    """The entity of "How many are left?" with no noun: the one entity every quantity of the text counts, when
+    the expression only adds and subtracts (a sum or difference of counts of E counts E; "4 tickets a piece,
+    how many could he buy?" divides, and counts candy)."""
+    if any(isinstance(node, BinOp) and node.op not in "+-" for node in iter_nodes(problem.expression)):
+        return None
+    entities = {quantity_entity(problem, j) for j in range(len(problem.quantities))}
+    return entities.pop() if len(entities) == 1 and None not in entities else None
 
 
 SINGULAR_PRONOUNS = frozenset("he she him her his hers himself herself".split())

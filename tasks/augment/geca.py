@@ -25,7 +25,7 @@ from tasks.augment import zh
 from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
                                     has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
 from tasks.augment.en_conditional import declarative_donor
-from tasks.augment.en_refusal import en_refusal
+from tasks.augment.en_refusal import asks_what_came_before, en_refusal
 from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
 from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, event_core, holding_modifier,
                                    host_refusal, introduced_as_known, is_holding_question, opening, refers_to_dropped)
@@ -206,6 +206,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             reason = _donor_inconsistent(problem, u, reading)
             if reason:
                 batch.rejected[reason] += 1
+                continue
+            if problem.language != "zh" and asks_what_came_before(problem.tokens[q_start:q_end]):
+                batch.rejected["op1_donor_asks_what_came_before"] += 1  # "Now she has 2778. How many did she start with?"
                 continue
             asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity, problem.language)
             donors[(reading.question_entity, asks[d] - neutral(problem.language)[0])].append(d)

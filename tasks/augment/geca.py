@@ -163,11 +163,11 @@ def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, dono
     return asked_of, holder
 
 
-def _donor_inconsistent(problem: Problem, u: Units, reading) -> str | None:
+def _donor_inconsistent(problem: Problem, u: Units, reading, elided: bool = False) -> str | None:
     """A donor's question must be about its own narrative: the entity it asks for is counted by a quantity
     its expression uses, and the person it names is named there ("Adam fills 5 bags with bananas. How
     many plums does Olivia have?" donates nothing: SD's decomposed parts can read like that)."""
-    if not asks_about_used_entity(problem) or problem.language != "zh" and introduced_as_known(problem, reading):
+    if not asks_about_used_entity(problem, elided) or problem.language != "zh" and introduced_as_known(problem, reading):
         return "op1_donor_question_not_about_its_narrative"
     asked_of = reading.question_holder
     if asked_of is not None and asked_of != UNRESOLVED:
@@ -190,7 +190,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     told = {d: t for d, t in enumerate(map(declarative_donor, problems)) if t is not None}
     donor_problems = [told.get(d, p) for d, p in enumerate(problems)]
     donor_units = [clause_units(t) if d in told else units[d] for d, t in enumerate(donor_problems)]
-    donor_readings = [read(t) if d in told else readings[d] for d, t in enumerate(donor_problems)]
+    donor_readings = [read(t, elided=True) for t in donor_problems]  # "How many are left?" donates (entities.py)
     genders = pool_entities(problems, lexicon_genders()).gender
     # Donors by (entity, what the question says of it): a host statement looks up its own pair, so only
     # donors whose question asks for what the statement states are ever drawn.
@@ -203,7 +203,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             continue
         q_start, q_end = u.spans[-1]
         if not _is_rate(problem, q_start, q_end):
-            reason = _donor_inconsistent(problem, u, reading)
+            reason = _donor_inconsistent(problem, u, reading, elided=True)
             if reason:
                 batch.rejected[reason] += 1
                 continue

@@ -272,9 +272,17 @@ def predicate(tokens: tuple[str, ...], start: int, end: int, entity: str | None)
         elif (w.flag == "t" or (w.flag == "m" and not _is_number(w.text) and not _determiner(w.text))) \
                 and w.text not in QUESTION_WORDS and not w.text.startswith(QUESTION_WORDS):
             out.add(w.text)
-        elif w.flag == "m" and _determiner(w.text) and w.text[-1:] in CLASSIFIERS and len(w.text) == 2:
-            out.add(w.text[-1])  # "一支钢笔" and "一箱钢笔" are two things; "一根" and "这根" one
+        elif _determiner(w.text) and w.text[-1:] in CLASSIFIERS and len(w.text) == 2:
+            out.add(w.text[-1])  # "一支钢笔" and "一箱钢笔" are two things; "一根", "这根" (jieba: m, r, mq) one
+    out |= _split_determiners(tokens, start, end)
     return frozenset(out)
+
+
+def _split_determiners(tokens: tuple[str, ...], start: int, end: int) -> set[str]:
+    """The classifier of a determiner jieba cut in two ("这/条/公路": 这 then 条 tagged as a noun), so that
+    "这条公路" says what "一条公路" says."""
+    ws = [w for w in words(tokens) if start <= w.start < end]
+    return {b.text for a, b in zip(ws, ws[1:]) if a.text in ("这", "那", "该") and b.text in COUNT_CLASSIFIERS}
 
 
 def _determiner(text: str) -> bool:

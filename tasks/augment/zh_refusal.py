@@ -65,6 +65,12 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
         return "op1_zh_two_price_changes"  # "降价40%后售价120元" then the host's "现在打0.8销售"
     if any(w in told for w in _REMOVALS) and any(w in rest for w in _REMOVALS):
         return "op1_zh_two_removals"  # "截去它的20%后还剩4米" then "第一次用去总长度的20%": of which length?
+    if any(w in donor_question for w in _BEFORE_ITS_STORY) or "剩" not in donor_question \
+            and any(w in "".join(narrative) for w in _REMOVALS + _MORE_REMOVALS):
+        return "op1_zh_donor_asks_the_amount_before_its_story"  # "用去20%，还剩16米，这根绳子原来长多少米": not 16
+    if "剩" not in donor_question and _acts_on_it(narrative) \
+            and _acts_on_it(tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]):
+        return "op1_zh_two_stories_act_on_it"  # 王强 reads the book, then the host's 小明 reads "the" rest
     if c + 1 < len(u.spans) and _no_subject(tokens, *u.spans[c + 1]) \
             and _things(narrative) - _things(host.tokens):
         return "op1_zh_next_clause_subject_ambiguous"  # "运来梨240千克，运来的苹果比梨多...，卖出了(5/8)": of which?
@@ -83,6 +89,19 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     if (narrative_said & rest_said) - states - {holder, asked_of}:  # the holder is who both are about
         return "op1_zh_donor_restates_the_host"
     return None
+
+
+def _acts_on_it(tokens: Sequence[str]) -> bool:
+    """The text tells events that use up or work through a thing (reads, cuts, uses, builds, sells: "看了",
+    "读完", "剪去", "修了", "运走"), not only what it is ("一根绳子的(6/7)是36米")."""
+    text = "".join(tokens)
+    return any(w.flag.startswith("v") and any(ch in _ACTS for ch in w.text) for w in zh.words(tuple(tokens))) \
+        or any(w in text for w in ("用去", "用了", "用掉"))
+
+
+_ACTS = frozenset("看读修挖铺剪截减锯运卖吃烧耕倒")
+_MORE_REMOVALS = ("倒出", "减去", "剪下", "截下", "用掉", "拿走", "借走", "取出", "吃了")
+_BEFORE_ITS_STORY = ("原来", "原有", "原长")
 
 
 def _counts_a_thing(entity: str) -> bool:

@@ -1,0 +1,78 @@
+"""Chinese operation 1 on hand-made problems: a determiner reads the same whether jieba tags it as a
+numeral, a pronoun or cuts it in two ("一根绳子" and "这根绳子" say one thing), and a donor whose narrative
+changes the thing it is asked about (cuts it, reads it) is refused before a host that goes on from it."""
+from fractions import Fraction
+
+from mwp.expr import to_infix
+from mwp.problem import build_problem
+from tasks.augment import zh as zh_reader
+from tasks.augment.base import AugmentConfig, clause_units
+from tasks.augment.consistency import consistency_reason
+from tasks.augment.entities import predicate, read
+from tasks.augment.geca import geca_op1
+from tasks.augment.verify import verify
+from tasks.augment.zh_refusal import zh_refusal
+
+
+def zh(pid, text, equation, answer):
+    return build_problem(pid, text, equation, answer, "toy", "zh")
+
+
+def refusal(host, donor, clause=0):
+    """Why statement ``clause`` of ``host`` may not be replaced by ``donor``'s narrative (None: it may)."""
+    u, r = clause_units(host), read(host)
+    slot = next(j for j, c in enumerate(r.clause_of_slot) if c == clause)
+    entity = r.quantity_entities[slot]
+    states = predicate(host.tokens, *u.spans[clause], entity, "zh")
+    narrative = donor.tokens[:clause_units(donor).spans[-1][0]]
+    return zh_refusal(host, u, clause, entity, states, donor, narrative, r.clause_holders[clause],
+                      read(donor).question_holder)
+
+
+def says(text):
+    tokens = tuple(text)
+    return zh_reader.predicate(tokens, 0, len(tokens), None)
+
+
+def test_this_and_one_with_a_classifier_say_the_same_however_jieba_tags_them():
+    # jieba: 一条/m, 这/r + 条/n; 一根/m, 这根/mq; 一本/m, 这本/r
+    assert says("一条公路长") == says("这条公路长") == {"条", "公路", "长"}
+    assert says("一根绳子长") == says("这根绳子长") == {"根", "绳子", "长"}
+    assert says("一本故事书有") == says("这本故事书有") == {"本", "故事书", "有"}
+    assert says("一箱钢笔") != says("这支钢笔")  # two classifiers are still two things
+
+
+def test_a_question_about_this_rope_composes_with_a_statement_about_one_rope():
+    host = zh("h", "一根绳子长25米，剪去了它的(2/5)，还剩多少米？", "x=25*(1-(2/5))", 15)
+    donor = zh("d", "一根绳子的(6/7)是36米，这根绳子长多少米？", "x=36/(6/7)", 42)
+    (new,) = geca_op1([host, donor], AugmentConfig(), 0, 1).candidates
+    assert new.text == "一根绳子的(6/7)是36米，剪去了它的(2/5)，还剩多少米？"
+    assert to_infix(new.expression) == "N1/N0*(1-N2)"
+    (checked,), _ = verify([new])
+    assert checked.answer == Fraction(126, 5) and consistency_reason(checked, [host, donor]) is None  # 42 * 3/5
+
+
+def test_a_donor_asking_the_length_before_its_cuts_is_refused():
+    # the narrative leaves 16 m of the rope; the host's 20 m is what its story starts from
+    host = zh("h", "一根绳子长20米，剪了2次，平均每段长多少米？", "x=20/(2+1)", "20/3")
+    asked_original = zh("d", "一根绳子用去它的20%，还剩16米，这根绳子原来长多少米？", "x=16/(1-0.2)", 20)
+    assert refusal(host, asked_original) == "op1_zh_donor_asks_the_amount_before_its_story"
+    asked_whole = zh("d2", "一根绳子用去(1/5)，还剩(3/5)米，这根绳子长多少米？", "x=(3/5)/(1-(1/5))", "3/4")
+    assert refusal(host, asked_whole) == "op1_zh_donor_asks_the_amount_before_its_story"
+
+
+def test_a_donor_asking_what_is_left_after_its_cuts_may_compose():
+    host = zh("h", "一根绳子长20米，剪了2次，平均每段长多少米？", "x=20/(2+1)", "20/3")
+    donor = zh("d", "一根绳子长30米，用去了12米，这根绳子还剩多少米？", "x=30-12", 18)
+    assert refusal(host, donor) is None
+
+
+def test_two_stories_that_read_one_book_are_refused():
+    # 王强's reading fixes the book at 180 pages; the host's 小明 then reads "the" rest of which copy?
+    host = zh("h", "一本故事书有80页，小明每天看5页，看了7天，还剩多少页没看？", "x=80-5*7", 45)
+    donor = zh("d", "王强读一本故事书，已经读了80页，已读页数和未读页数的比是4：5．这本故事书有多少页？",
+               "x=80/(4/(4+5))", 180)
+    assert refusal(host, donor) == "op1_zh_two_stories_act_on_it"
+    # a narrative that only says what the book is composes
+    static = zh("s", "一本故事书的(3/4)是90页，这本故事书有多少页？", "x=90/(3/4)", 120)
+    assert refusal(host, static) is None

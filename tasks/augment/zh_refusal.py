@@ -9,6 +9,7 @@ from typing import Sequence
 from mwp.problem import Problem
 from tasks.augment import zh
 from tasks.augment.base import Units, clause_units
+from tasks.augment.entities import read
 
 # Draws per host (times the per-problem cap). Most Chinese (statement, donor) pairs are refused by the
 # checks below, so a host tries more donors than an English one before its cap is reached; every
@@ -66,7 +67,7 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     if any(w in told for w in _REMOVALS) and any(w in rest for w in _REMOVALS):
         return "op1_zh_two_removals"  # "截去它的20%后还剩4米" then "第一次用去总长度的20%": of which length?
     if any(w in donor_question for w in _BEFORE_ITS_STORY) or "剩" not in donor_question \
-            and any(w in "".join(narrative) for w in _REMOVALS + _MORE_REMOVALS):
+            and any(w in "".join(narrative) for w in _REMOVALS + _MORE_REMOVALS) and not _states_its_start(donor):
         return "op1_zh_donor_asks_the_amount_before_its_story"  # "用去20%，还剩16米，这根绳子原来长多少米": not 16
     if "剩" not in donor_question and _acts_on_it(narrative) \
             and _acts_on_it(tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]):
@@ -89,6 +90,15 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     if (narrative_said & rest_said) - states - {holder, asked_of}:  # the holder is who both are about
         return "op1_zh_donor_restates_the_host"
     return None
+
+
+def _states_its_start(donor: Problem) -> bool:
+    """The donor's first clause states the amount its story starts from ("商店有苹果280千克", then sales and
+    purchases): its question then asks what the story leaves, not the start ("一根绳子用去(1/5)", "有一筐苹果")."""
+    u, reading = clause_units(donor), read(donor)
+    first = "".join(donor.tokens[slice(*u.spans[0])])
+    return not any(w in first for w in _REMOVALS + _MORE_REMOVALS) and any(
+        c == 0 and e is not None for c, e in zip(reading.clause_of_slot, reading.quantity_entities))
 
 
 def _acts_on_it(tokens: Sequence[str]) -> bool:

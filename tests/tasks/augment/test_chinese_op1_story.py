@@ -76,3 +76,12 @@ def test_two_stories_that_read_one_book_are_refused():
     # a narrative that only says what the book is composes
     static = zh("s", "一本故事书的(3/4)是90页，这本故事书有多少页？", "x=90/(3/4)", 120)
     assert refusal(host, static) is None
+
+
+def test_a_donor_whose_story_states_its_start_asks_what_the_story_leaves_and_may_compose():
+    # 280 kg, sold 132, bought 145: "商店有苹果多少千克" asks the 293 kg the story leaves, which the host goes on from
+    host = zh("h", "商店有苹果300千克，梨比苹果多25%，商店有梨多少千克？", "x=300*(1+0.25)", 375)
+    donor = zh("d", "商店有苹果280千克，上午卖出132千克，下午购进145千克，商店有苹果多少千克？", "x=280-132+145", 293)
+    assert refusal(host, donor) is None
+    unknown_start = zh("u", "有一筐苹果，卖出(3/5)后，还剩12千克，这筐苹果有多少千克？", "x=12/(1-(3/5))", 30)
+    assert refusal(host, unknown_start) == "op1_zh_donor_asks_the_amount_before_its_story"

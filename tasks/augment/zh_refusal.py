@@ -72,6 +72,8 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     if "剩" not in donor_question and _acts_on_it(narrative) \
             and _acts_on_it(tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]):
         return "op1_zh_two_stories_act_on_it"  # 王强 reads the book, then the host's 小明 reads "the" rest
+    if _kin_of_someone_else(narrative, tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]):
+        return "op1_zh_kin_of_someone_else"  # 小红's 爸爸 in the narrative, then the host's "我" and "爸爸"
     if c + 1 < len(u.spans) and _no_subject(tokens, *u.spans[c + 1]) \
             and _things(narrative) - _things(host.tokens):
         return "op1_zh_next_clause_subject_ambiguous"  # "运来梨240千克，运来的苹果比梨多...，卖出了(5/8)": of which?
@@ -99,6 +101,20 @@ def _states_its_start(donor: Problem) -> bool:
     first = "".join(donor.tokens[slice(*u.spans[0])])
     return not any(w in first for w in _REMOVALS + _MORE_REMOVALS) and any(
         c == 0 and e is not None for c, e in zip(reading.clause_of_slot, reading.quantity_entities))
+
+
+def _kin_of_someone_else(narrative: Sequence[str], rest: Sequence[str]) -> bool:
+    """The narrative names a relative of one of its people ("小红..., 爸爸的体重...") and the host's other
+    clauses name the same relative beside a person of their own ("我的体重是爸爸的(2/3)", 小东 ... 爸爸): whose
+    father is it then?"""
+    told, said = "".join(narrative), "".join(rest)
+    kin = {k for k in _KIN if k in told and k in said}
+    if not kin or not _people(narrative):
+        return False
+    return bool(_people(rest) - _people(narrative)) or any(w in said for w in ("我", "他", "她"))
+
+
+_KIN = ("爸爸", "妈妈", "哥哥", "姐姐", "弟弟", "妹妹", "爷爷", "奶奶", "叔叔", "阿姨", "表弟", "表哥")
 
 
 def _acts_on_it(tokens: Sequence[str]) -> bool:

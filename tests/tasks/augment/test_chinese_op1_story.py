@@ -85,3 +85,12 @@ def test_a_donor_whose_story_states_its_start_asks_what_the_story_leaves_and_may
     assert refusal(host, donor) is None
     unknown_start = zh("u", "有一筐苹果，卖出(3/5)后，还剩12千克，这筐苹果有多少千克？", "x=12/(1-(3/5))", 30)
     assert refusal(host, unknown_start) == "op1_zh_donor_asks_the_amount_before_its_story"
+
+
+def test_a_relative_of_the_narratives_child_is_refused_beside_the_hosts_own_narrator():
+    host = zh("h", "爸爸的体重是60千克，我的体重是爸爸的(2/3)，比妹妹重10千克．妹妹的体重=多少千克？", "x=60*(2/3)-10", 30)
+    donor = zh("d", "小红的体重是26千克，爸爸的体重比她的3倍少4千克．爸爸的体重=多少千克？", "x=26*3-4", 74)
+    assert refusal(host, donor) == "op1_zh_kin_of_someone_else"
+    # where the host names nobody else, the narrative's child is whose father it is
+    alone = zh("a", "爸爸的体重是60千克，血液约占体重的(1/13)，爸爸的血液约重多少千克？", "x=60*(1/13)", "60/13")
+    assert refusal(alone, donor) is None

@@ -9,9 +9,10 @@ The baseline measured in the same run is the cost of reading the pool (load + bu
     .venv/bin/python bench/augment_speed.py --round math23k SPLIT.json [--out FILE.json]
     .venv/bin/python bench/augment_speed.py --round sd DIR [--out FILE.json]
     .venv/bin/python bench/augment_speed.py --round mawps MAWPS.json [--out FILE.json]
+    .venv/bin/python bench/augment_speed.py --round mawps-split SPLIT.json [--out FILE.json]
 
 One round as the loop runs it, on the training side of a split (a ``compaug split`` file over Math23K, or
-a ``compaug sd`` directory, or MAWPS's seeded random split, seed 0, as ``label_audit.py --verified`` draws it):
+a ``compaug sd`` directory, or a ``compaug split`` file over MAWPS, or MAWPS's seeded random split, seed 0, as ``label_audit.py --verified`` draws it):
 default config (cap included), generation, verification, consistency
 checks and the leakage comparison with validation and every test set; prints the seconds of each part
 (Chinese segmentation, the first time, is inside generation), verified candidates per operator with
@@ -79,6 +80,8 @@ def one_round(kind: str, where: Path, data: Path, operators: tuple[str, ...]) ->
         problems, split = read_math23k(data / "math23k" / "math23k.json").problems, load_split_file(where)
     elif kind == "mawps":
         problems, split = DataSpec("mawps", where).load()[1], None
+    elif kind == "mawps-split":  # a compaug split file over MAWPS (e.g. --method comdiv)
+        problems, split = DataSpec("mawps", data / "mawps" / "MAWPS.json").load()[1], load_split_file(where)
     else:
         problems = read_problems(where / "train.jsonl").problems + read_problems(where / "test.jsonl").problems
         split = load_split_file(where / "split.json")
@@ -112,7 +115,8 @@ def main() -> int:
     parser.add_argument("--cap", type=int, default=None, help="per-round cap (default: none)")
     parser.add_argument("--datasets", nargs="+", default=["mawps", "math23k"])
     parser.add_argument("--round", nargs=2, metavar=("KIND", "PATH"),
-                        help="one round: math23k SPLIT.json, sd DIR or mawps MAWPS.json")
+                        help="one round: math23k SPLIT.json, sd DIR, mawps MAWPS.json (seeded split) "
+                             "or mawps-split SPLIT.json (a compaug split file over --data's MAWPS)")
     parser.add_argument("--operators", nargs="+", default=["geca_op1", "geca_op2"])
     parser.add_argument("--out", type=Path, help="also write the --round record here (JSON)")
     parser.add_argument("--one", nargs=2, metavar=("DATASET", "FRACTION"), help=argparse.SUPPRESS)

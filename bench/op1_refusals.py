@@ -2,8 +2,11 @@
 whether a refusal is right or over-strict.
 
     .venv/bin/python bench/op1_refusals.py --math23k-split SPLIT.json [--reasons R ...] [--show 12] [--out FILE.json]
+    .venv/bin/python bench/op1_refusals.py --mawps-split SPLIT.json [--mawps MAWPS.json] ...
+    .venv/bin/python bench/op1_refusals.py --sd DIR ...
 
-One op1 pass (round 1's seed, no round cap) over the train side of a Math23K split file. Each refusal is
+One op1 pass (round 1's seed, no round cap) over the train side of a Math23K or MAWPS split file (a
+``compaug split`` file) or of a ``compaug sd`` directory. Each refusal is
 booked with the host, the statement clause being replaced and, where a donor was drawn, the donor and the
 text operation1 would have produced. The operator counts its refusals in ``CandidateBatch.rejected``; this
 script swaps that counter for one that reads the operator's current host, clause and donor from the
@@ -41,27 +44,40 @@ class Booked(Counter):
             if c is not None and u is not None and c < len(u.spans):
                 row["clause"] = "".join(host.tokens[slice(*u.spans[c])])
             if d is not None and (c, d) in frame.get("made", ()):  # a drawn donor, not a stale loop variable
-                row["donor"] = problems[d].text
-                out = operation1(host, u, c, problems[d], frame["units"][d], "", 1)
+                donors, donor_units = frame.get("donor_problems", problems), frame.get("donor_units", frame["units"])
+                row["donor"] = donors[d].text
+                out = operation1(host, u, c, donors[d], donor_units[d], "", 1)
                 row["would_be"] = out if isinstance(out, str) else out.text
             self.book[key].append(row)
         super().__setitem__(key, value)
 
 
 def main() -> int:
-    from mwp.readers import read_math23k
+    from mwp.readers import read_math23k, read_mawps, read_problems
     from tasks.augment import geca
     from tasks.augment.base import AugmentConfig, CandidateBatch
     from tasks.loop.datasets import load_split_file, split_problems
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--math23k-split", type=Path, required=True)
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--math23k-split", type=Path)
+    which.add_argument("--mawps-split", type=Path)
+    which.add_argument("--sd", type=Path, help="a compaug sd directory (train.jsonl, test.jsonl, split.json)")
     ap.add_argument("--math23k", type=Path, default=ROOT.parent / "shared" / "data" / "math23k" / "math23k.json")
+    ap.add_argument("--mawps", type=Path, default=ROOT.parent / "shared" / "data" / "mawps" / "MAWPS.json")
     ap.add_argument("--reasons", nargs="*", default=(), help="only these reasons (default: every one)")
     ap.add_argument("--show", type=int, default=12)
     ap.add_argument("--out", type=Path, help="write every booked refusal here (JSON)")
     args = ap.parse_args()
-    train, _, _ = split_problems(read_math23k(args.math23k).problems, 0, split=load_split_file(args.math23k_split))
+    if args.math23k_split:
+        problems, split = read_math23k(args.math23k).problems, load_split_file(args.math23k_split)
+    elif args.mawps_split:
+        problems, split = read_mawps(args.mawps).problems, load_split_file(args.mawps_split)
+    else:
+        problems = read_problems(args.sd / "train.jsonl").problems + read_problems(args.sd / "test.jsonl").problems
+        split = load_split_file(args.sd / "split.json")
+    train, _, _ = split_problems(problems, 0, split=split)
+    print(f"train side: {len(train)} problems")
     book: dict[str, list[dict]] = defaultdict(list)
 
     def batch() -> CandidateBatch:

@@ -35,12 +35,14 @@ def en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Seque
     if len(names_in(narrative)) > 1 and q_words & {"they", "together", "both", "combined"}:
         return "op1_donor_adds_someone_to_they"  # "Sandy has 8 dozen. Fred has 5 times more." into "... do they have?"
     start, end = u.spans[c]
+    if host.tokens[start] in ("If", "if") and host.tokens[end - 1] == ",":
+        return "op1_statement_is_a_condition"  # "If he works for 8 hours," -> "Fred worked 8 hours ..., how much ...?"
     if any(t in (".", "!") for t in narrative[:-1]) and (start > 0 and host.tokens[start - 1] not in (".", "!", "?")
                                                         or host.tokens[end - 1] == ","):
         return "op1_statement_inside_a_sentence"  # "After paying for the pie, [two sentences], her friend"
     words = {t.lower() for t in host.tokens[start:end]}
-    if c > 0 and words & {"left", "remaining"}:
-        return "op1_statement_is_what_is_left"  # "He has 32 dollars left over": the outcome of the host's own events
+    if c > 0 and words & {"left", "remaining", "now"}:
+        return "op1_statement_is_what_is_left"  # "He has 32 dollars left over", "He now has 56": the host's own outcome
     if words & _TOTAL and _counted_elsewhere(host, u, c):
         return "op1_statement_sums_other_clauses"  # "He spent a total of 27 dollars" on the drink and bars named before
     later = {t.lower() for t in host.tokens[end:u.spans[-1][0]]}
@@ -48,10 +50,22 @@ def en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Seque
         return "op1_later_clause_leans_on_the_statements_time"  # "had 45 dollars in January. By March he had spent"
     if _takes_more_than_there_is(host, u, c, donor.answer):
         return "op1_host_takes_more_than_the_donor_gives"  # "sold 26 of 33 books" then "If he sold 19 of them"
+    if _repeats_the_asked_event(host, u, c, narrative):
+        return "op1_donor_repeats_the_asked_event"  # "He bought 9 books." before "He buys some books ... did he buy?"
     rest = [t for k, (a, b) in enumerate(u.spans) if k != c for t in host.tokens[a:b]]
     if _verbs(narrative) & _verbs(rest) and _nouns(narrative, host) & _nouns(rest, host):
         return "op1_donor_restates_the_host"  # "For his birthday he got ..." after "received 67 dollars for his birthday"
     return None
+
+
+_BEFORE = frozenset("start starts started begin begins began originally initially before".split())
+
+
+def asks_what_came_before(question: Sequence[str]) -> bool:
+    """A donor question asking what there was before its narrative's events ("How many did she start with?",
+    "... to begin with", "originally"): its narrative ends after the amount it computes, so it cannot stand
+    for a statement of that amount."""
+    return any(t.lower() in _BEFORE for t in question)
 
 
 def _takes_more_than_there_is(host: Problem, u: Units, c: int, value: Fraction) -> bool:
@@ -109,3 +123,16 @@ def _verbs(tokens: Sequence[str]) -> set[str]:
             if lem != low and lem not in _PLAIN_VERBS:
                 out.add(lem)
     return out
+
+
+def _repeats_the_asked_event(host: Problem, u: Units, c: int, narrative: Sequence[str]) -> bool:
+    """The host asks for the amount of an event its narrative tells without a number ("He buys some books
+    at a yard sale. ... How many books did he buy?") and the donor's narrative tells an event of the same
+    verb with one: the question could then ask for either."""
+    q_start = u.spans[-1][0]
+    asked = {lemma(t.lower()) for t in host.tokens[q_start:] if t.isalpha()} & _verbs(narrative)
+    if not asked:
+        return False
+    positions = set(u.qty_pos)
+    return any(_verbs(host.tokens[a:b]) & asked for k, (a, b) in enumerate(u.spans[:-1])
+               if k != c and not positions & set(range(a, b)))

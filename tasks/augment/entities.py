@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from mwp.expr import quantity_slots
+from mwp.expr import BinOp, iter_nodes, quantity_slots
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END, clause_spans, is_number_token
 from tasks.augment import zh
@@ -223,9 +223,10 @@ def question_span(problem: Problem) -> tuple[int, int]:
     return spans[-1] if spans else (0, 0)
 
 
-def question_entity(problem: Problem) -> str | None:
+def question_entity(problem: Problem, elided: bool = False) -> str | None:
     """The folded entity the question asks for ("how many X", "how much money", "what percentage",
-    "how old" -> year), or None when it cannot be read."""
+    "how old" -> year), or None when it cannot be read. With ``elided``, "How many are left?" (no noun) is
+    read too (:func:`_elided_entity`): operation 1 reads its donors so."""
     tokens = problem.tokens
     start, end = question_span(problem)
     sentence_start = max((i + 1 for i in range(start) if tokens[i] in (".", "?", "!", "。", "？", "！")), default=0)
@@ -246,6 +247,8 @@ def question_entity(problem: Problem) -> str | None:
                 return _with_complement(words, span[1] - 1, entity_key(words[span[1] - 1]))
             if lower[i + 1] == "much" and any(t in _MONEY for t in lower):
                 return "dollar"
+            if elided and lower[i + 1] == "many" and i + 2 < len(lower) and lower[i + 2] in _BE | _HAVE | _AUX | {"more"}:
+                return _elided_entity(problem)  # "How many are left?", "How many did she start with?"
             return None
         if w == "how" and lower[i + 1] == "old":
             return "year"
@@ -254,6 +257,16 @@ def question_entity(problem: Problem) -> str | None:
     if any(t in _MONEY for t in lower) and lower[:1] in (["what"], ["how"], ["find"]):
         return "dollar"
     return None
+
+
+def _elided_entity(problem: Problem) -> str | None:
+    """The entity of "How many are left?" with no noun: the one entity every quantity of the text counts, when
+    the expression only adds and subtracts (a sum or difference of counts of E counts E; "4 tickets a piece,
+    how many could he buy?" divides, and counts candy)."""
+    if any(isinstance(node, BinOp) and node.op not in "+-" for node in iter_nodes(problem.expression)):
+        return None
+    entities = {quantity_entity(problem, j) for j in range(len(problem.quantities))}
+    return entities.pop() if len(entities) == 1 and None not in entities else None
 
 
 SINGULAR_PRONOUNS = frozenset("he she him her his hers himself herself".split())
@@ -308,7 +321,8 @@ class Reading:
 
 
 @lru_cache(maxsize=65536)
-def read(problem: Problem) -> Reading:
+def read(problem: Problem, elided: bool = False) -> Reading:
+    """What the entity rules read in ``problem`` (``elided``: see :func:`question_entity`)."""
     tokens = problem.tokens
     spans = clause_spans(tokens)
     positions = problem.quantity_positions()
@@ -319,28 +333,28 @@ def read(problem: Problem) -> Reading:
         first = zh.holder(key, 0, len(tokens), None, UNRESOLVED)
         first = None if first == UNRESOLVED else first
         return Reading(
-            question_entity=question_entity(problem),
+            question_entity=question_entity(problem, elided),
             question_holder=zh.holder(key, q_start, q_end, first, UNRESOLVED),
             quantity_entities=zh.quantity_entities(key, positions),
             clause_of_slot=clause_of,
             clause_holders=tuple(zh.holder(key, a, b, first, UNRESOLVED) for a, b in spans))
     first = holder(tokens, 0, len(tokens))
     return Reading(
-        question_entity=question_entity(problem),
+        question_entity=question_entity(problem, elided),
         question_holder=holder(tokens, q_start, q_end, first),
         quantity_entities=tuple(quantity_entity(problem, j) for j in range(len(positions))),
         clause_of_slot=clause_of,
         clause_holders=tuple(holder(tokens, a, b, first) for a, b in spans))
 
 
-def asks_about_used_entity(problem: Problem) -> bool:
+def asks_about_used_entity(problem: Problem, elided: bool = False) -> bool:
     """The question's entity occurs in the statements that feed the answer: the clauses holding a quantity
     the expression uses ("each box holds 4 peaches" feeds "How many boxes?"), or counted by such a
     quantity ("$ 5" feeds "How much money?")."""
-    asked = read(problem).question_entity
+    reading = read(problem, elided)
+    asked = reading.question_entity
     if asked is None:
         return False
-    reading = read(problem)
     used = set(quantity_slots(problem.expression))
     feeding = {reading.clause_of_slot[j] for j in used if j < len(reading.clause_of_slot)}
     spans = clause_spans(problem.tokens)

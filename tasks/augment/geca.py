@@ -24,7 +24,8 @@ from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assem
 from tasks.augment import zh
 from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
                                     has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
-from tasks.augment.en_refusal import en_refusal
+from tasks.augment.en_conditional import declarative_donor
+from tasks.augment.en_refusal import asks_what_came_before, en_refusal
 from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
 from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, event_core, holding_modifier,
                                    host_refusal, introduced_as_known, is_holding_question, opening, refers_to_dropped)
@@ -162,11 +163,11 @@ def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, dono
     return asked_of, holder
 
 
-def _donor_inconsistent(problem: Problem, u: Units, reading) -> str | None:
+def _donor_inconsistent(problem: Problem, u: Units, reading, elided: bool = False) -> str | None:
     """A donor's question must be about its own narrative: the entity it asks for is counted by a quantity
     its expression uses, and the person it names is named there ("Adam fills 5 bags with bananas. How
     many plums does Olivia have?" donates nothing: SD's decomposed parts can read like that)."""
-    if not asks_about_used_entity(problem) or problem.language != "zh" and introduced_as_known(problem, reading):
+    if not asks_about_used_entity(problem, elided) or problem.language != "zh" and introduced_as_known(problem, reading):
         return "op1_donor_question_not_about_its_narrative"
     asked_of = reading.question_holder
     if asked_of is not None and asked_of != UNRESOLVED:
@@ -185,6 +186,11 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     rng = rng_for(seed, round_, "geca_op1")
     units = [clause_units(p) for p in problems]
     readings = [read(p) for p in problems]
+    # As donors, English problems whose question opens "If C, ..." are told "C. How many ...?" (en_conditional.py).
+    told = {d: t for d, t in enumerate(map(declarative_donor, problems)) if t is not None}
+    donor_problems = [told.get(d, p) for d, p in enumerate(problems)]
+    donor_units = [clause_units(t) if d in told else units[d] for d, t in enumerate(donor_problems)]
+    donor_readings = [read(t, elided=True) for t in donor_problems]  # "How many are left?" donates (entities.py)
     genders = pool_entities(problems, lexicon_genders()).gender
     # Donors by (entity, what the question says of it): a host statement looks up its own pair, so only
     # donors whose question asks for what the statement states are ever drawn.
@@ -192,14 +198,17 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     holding_donors: dict[str, list[int]] = defaultdict(list)  # English questions asking what is held (holding.py)
     asks: dict[int, frozenset[str]] = {}
     openings: dict[int, tuple | None] = {}  # English donors: (entity, predicate, holder) of their first clause
-    for d, (problem, u, reading) in enumerate(zip(problems, units, readings)):
+    for d, (problem, u, reading) in enumerate(zip(donor_problems, donor_units, donor_readings)):
         if not donor_ok(problem, u) or reading.question_entity is None or has_abbreviation(problem.tokens):
             continue
         q_start, q_end = u.spans[-1]
         if not _is_rate(problem, q_start, q_end):
-            reason = _donor_inconsistent(problem, u, reading)
+            reason = _donor_inconsistent(problem, u, reading, elided=True)
             if reason:
                 batch.rejected[reason] += 1
+                continue
+            if problem.language != "zh" and asks_what_came_before(problem.tokens[q_start:q_end]):
+                batch.rejected["op1_donor_asks_what_came_before"] += 1  # "Now she has 2778. How many did she start with?"
                 continue
             asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity, problem.language)
             donors[(reading.question_entity, asks[d] - neutral(problem.language)[0])].append(d)
@@ -251,7 +260,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                     and openings[d][:2] == (entity, states)]  # "bakes 66 tarts. The family eats 4." for "bakes 62 tarts"
             if modifier is not None and refers_to_dropped(host.tokens, end, modifier):
                 batch.rejected["op1_host_refers_to_the_dropped_modifier"] += 1  # "at a school" ... "at the school"
-            elif modifier is not None or lang != "zh" and acquires_what_is_held(host, u.spans, reading, states):
+            elif modifier is not None or lang != "zh" and acquires_what_is_held(host, u.spans, reading, states) \
+                    and entity not in reading.quantity_entities[:slot]:  # after "had 27 cards", "has 72" reads as a total
                 held += [d for d in holding_donors.get(entity, ()) if d not in exact and d not in held]
             pool = exact + held
             if pool:
@@ -274,18 +284,18 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if d not in held and not agree(states, asks[d], lang):
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
                 continue
-            host_words, donor_words = _content(host), _content(problems[d])
+            host_words, donor_words = _content(host), _content(donor_problems[d])
             if len(host_words & donor_words) > 0.5 * len(host_words | donor_words):
                 batch.rejected["op1_donor_near_duplicate"] += 1  # the narrative would repeat the host's
                 continue
             start, end = u.spans[c]
-            narrative = problems[d].tokens[:units[d].spans[-1][0]]
+            narrative = donor_problems[d].tokens[:donor_units[d].spans[-1][0]]
             if _rated(host, narrative) & _rated(host, host.tokens[:start] + host.tokens[end:]):
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
-            holder, asked_of = reading.clause_holders[c], readings[d].question_holder
+            holder, asked_of = reading.clause_holders[c], donor_readings[d].question_holder
             if asked_of is None and len(names_in(narrative)) == 1 and lang != "zh" and \
-                    readings[d].clause_holders[0] in names_in(narrative):
+                    donor_readings[d].clause_holders[0] in names_in(narrative):
                 asked_of = next(iter(names_in(narrative)))  # "Randy has 78 blocks. ... How many blocks are left?"
             first = openings.get(d)
             if d in held and (first is None or first[0] != entity or first[2] != asked_of) or first and \
@@ -296,27 +306,29 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 batch.rejected["op1_host_asks_what_the_event_made"] += 1  # "grew 4, rabbits ate 3" for "... did they grow"
                 continue
             if lang != "zh":
-                refusal = en_refusal(host, u, c, problems[d], narrative)
+                refusal = en_refusal(host, u, c, donor_problems[d], narrative)
                 if refusal:
                     batch.rejected[refusal] += 1
                     continue
             if lang == "zh":
-                refusal = zh_refusal(host, u, c, entity, states, problems[d], narrative, holder, asked_of)
+                refusal = zh_refusal(host, u, c, entity, states, donor_problems[d], narrative, holder, asked_of)
                 if refusal:
                     batch.rejected[refusal] += 1
                     continue
-            rename = _protagonist_rename(host, end, holder, problems[d], asked_of, genders)
+            rename = _protagonist_rename(host, end, holder, donor_problems[d], asked_of, genders)
             if isinstance(rename, str):
                 batch.rejected[rename] += 1
                 continue
-            detail = (f"clause={c} donor={problems[d].id} entity={entity!r} holder={holder or asked_of or '-'} "
+            detail = (f"clause={c} donor={donor_problems[d].id} entity={entity!r} holder={holder or asked_of or '-'} "
                       f"predicate={sorted(states)}")
             if rename:
                 detail += f" renamed={rename[0]}->{rename[1]}"
                 detail += f" pronouns->{rename[2]}" if len(rename) > 2 and rename[2] else ""
             if d in held:
                 detail += " holding"
-            out = operation1(host, u, c, problems[d], units[d], detail, round_, rename)
+            if d in told:
+                detail += " condition-told"
+            out = operation1(host, u, c, donor_problems[d], donor_units[d], detail, round_, rename)
             if isinstance(out, str):
                 batch.rejected[out] += 1
             else:

@@ -4,7 +4,10 @@ A candidate is kept only when its label is right by construction *and* by checki
 - its quantities are exactly the numbers the text holds (re-detected from the tokens, same values,
   same positions), so every slot of the expression points at a number a reader can see;
 - the expression holds no unknown ``x`` and every slot ``N{i}`` names an existing quantity;
-- it evaluates exactly (no division by zero) and the answer is recomputed from it.
+- it evaluates exactly (no division by zero) and the answer is recomputed from it;
+- with ``reject_negative_answers``, neither its answer nor any step on the way is negative: a composition
+  that puts a smaller amount where the host's next step takes more away ("Billy starts with 17 crayons.
+  Jennifer takes 6 away. 52 are eaten by a hippopotamus.") evaluates to a right answer of a wrong story.
 Text quantities the expression does not use are allowed by default: the original data has them
 (Math23K "每隔2米 ... 11棵" problems keep distractors), see ``allow_unused_quantities``.
 """
@@ -14,7 +17,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from mwp.expr import DivisionByZeroError, EvaluationError, Var, evaluate, iter_nodes, quantity_slots
+from mwp.expr import BinOp, DivisionByZeroError, EvaluationError, Var, evaluate, iter_nodes, quantity_slots
 from mwp.problem import Problem, find_quantities
 from mwp.text import conditional_number_word
 
@@ -46,6 +49,9 @@ def rejection_reason(problem: Problem, allow_unused_quantities: bool = True,
         return "evaluation_error"
     if reject_negative_answers and value < 0:
         return "negative_answer"
+    if reject_negative_answers and any(isinstance(node, BinOp) and evaluate(node, problem.values) < 0
+                                       for node in iter_nodes(problem.expression)):
+        return "negative_step"
     return None
 
 

@@ -99,10 +99,11 @@ def test_pairings_that_would_read_wrong_stay_refused_by_reason():
                               "Sam grew 9 watermelons. The rabbits ate 3 watermelons. How many watermelons does Sam "
                               "have left?", "x=9-3", 6)
     assert made == [] and rejected["op1_host_asks_what_the_event_made"] >= 1
-    # A donor whose narrative ends inside its question's sentence ("If he got ..., how much ...").
+    # A donor whose narrative ends inside its question's sentence ("When he got ..., how much ..."; a leading "If" is told
+    # as a statement: test_op1_conditions.py).
     made, rejected = _compose("Henry had 20 dollars. He spent 5 dollars on a book. How many dollars does Henry have "
                               "now?", "x=20-5", 15,
-                              "Frank had 11 dollars. At the store he spent 3 dollars. If he got another 14 dollars, "
+                              "Frank had 11 dollars. At the store he spent 3 dollars. When he got another 14 dollars, "
                               "how many dollars does Frank have now?", "x=11-3+14", 22)
     assert made == [] and rejected["op1_donor_question_shares_its_sentence"] >= 1
     # A donor narrative with a second person, for a host that asks what "they" have: the new person would count.
@@ -152,8 +153,8 @@ def test_the_per_problem_cap_counts_candidates_made_not_pairs_tried():
                          "toy")
     good = [build_problem(f"g{i}", f"Tom has {10 + i} pears. He buys {i + 1} more pears. How many pears does Tom "
                                    f"have?", f"x={10 + i}+{i + 1}", 11 + 2 * i, "toy") for i in range(4)]
-    refused = [build_problem(f"r{i}", f"Tom has {20 + i} pears. If he buys {i + 1} more pears, how many pears does "
-                                      f"Tom have?", f"x={20 + i}+{i + 1}", 21 + 2 * i, "toy") for i in range(6)]
+    refused = [build_problem(f"r{i}", f"Tom has {20 + i} pears. When he buys {i + 1} more pears, how many pears "
+                                      f"does Tom have?", f"x={20 + i}+{i + 1}", 21 + 2 * i, "toy") for i in range(6)]
     batch = geca_op1([host] + good + refused, AugmentConfig(per_problem_cap=3), seed=0, round_=1)
     assert batch.rejected["op1_donor_question_shares_its_sentence"] >= 1  # tried pairs that were refused ...
     assert len([c for c in batch.candidates if c.provenance.parents[0] == "h"]) == 3  # ... do not use up the cap

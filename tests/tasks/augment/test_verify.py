@@ -47,6 +47,19 @@ def test_negative_answers_are_rejected_by_default():
     assert rejection_reason(p, reject_negative_answers=False) is None
 
 
+def test_a_negative_step_is_rejected_even_when_the_answer_is_positive():
+    # the composition of the MAWPS SD study: Billy's 17 - 6 crayons, then 52 eaten, then Karen's 639 minus that
+    p = build_problem("c", "Karen has 639 crayons. Billy starts with 17 crayons. Jennifer takes 6 away. "
+                           "52 are eaten by a hippopotamus. How many more crayons does Karen have than Billy?",
+                      "x=639-((17-6)-52)", 680, "toy")
+    assert rejection_reason(p) == "negative_step"
+    assert rejection_reason(p, reject_negative_answers=False) is None
+    fine = build_problem("f", "Karen has 639 crayons. Billy starts with 70 crayons. Jennifer takes 6 away. "
+                              "52 are eaten by a hippopotamus. How many more crayons does Karen have than Billy?",
+                         "x=639-((70-6)-52)", 627, "toy")
+    assert rejection_reason(fine) is None
+
+
 def test_dedupe_against_pool_and_within_round():
     p = toy()
     same_text_other_id = replace(p, id="other")

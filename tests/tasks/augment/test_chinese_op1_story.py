@@ -94,3 +94,10 @@ def test_a_relative_of_the_narratives_child_is_refused_beside_the_hosts_own_narr
     # where the host names nobody else, the narrative's child is whose father it is
     alone = zh("a", "爸爸的体重是60千克，血液约占体重的(1/13)，爸爸的血液约重多少千克？", "x=60*(1/13)", "60/13")
     assert refusal(alone, donor) is None
+
+
+def test_a_mark_up_in_the_narrative_is_a_price_change_before_the_hosts_own():
+    host = zh("h", "一台电脑原价6500元，现0.95出售，现价比原价便宜多少元？", "x=6500*(1-0.95)", 325)
+    donor = zh("d", "买一台电脑，分期付款要加价6%，现金购买按原价的98%成交，分期付款比现金购买多付600元．这台电脑原价=多少元？",
+               "x=600/(1+0.06-0.98)", 7500)
+    assert refusal(host, donor) == "op1_zh_two_price_changes"

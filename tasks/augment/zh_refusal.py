@@ -42,6 +42,10 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     none, and the donor's narrative is about something the host mentions (a shared noun)."""
     tokens = tuple(host.tokens)
     donor_question = "".join(donor.tokens[clause_units(donor).spans[-1][0]:])
+    asked = zh.determiners(zh.predicate(tuple(donor.tokens), clause_units(donor).spans[-1][0], len(donor.tokens),
+                                        read(donor).question_entity))
+    if asked and zh.determiners(states) and asked != zh.determiners(states):
+        return "op1_zh_determiner_differs"  # "一支钢笔12元" is not what "这箱钢笔多少元" asks
     if "另" in donor_question:
         return "op1_zh_donor_asks_about_a_second_thing"  # "另一根长多少米": its narrative opens with the first
     if c > 0 and zh.introduces(narrative) or "另一" in "".join(narrative):

@@ -36,10 +36,20 @@ def says(text):
 
 def test_this_and_one_with_a_classifier_say_the_same_however_jieba_tags_them():
     # jieba: 一条/m, 这/r + 条/n; 一根/m, 这根/mq; 一本/m, 这本/r
-    assert says("一条公路长") == says("这条公路长") == {"条", "公路", "长"}
-    assert says("一根绳子长") == says("这根绳子长") == {"根", "绳子", "长"}
-    assert says("一本故事书有") == says("这本故事书有") == {"本", "故事书", "有"}
-    assert says("一箱钢笔") != says("这支钢笔")  # two classifiers are still two things
+    assert says("一条公路长") == says("这条公路长") == {"#条", "公路", "长"}
+    assert says("一根绳子长") == says("这根绳子长") == {"#根", "绳子", "长"}
+    assert says("一本故事书有") == says("这本故事书有") == {"#本", "故事书", "有"}
+    assert says("这个果园有桃树") == {"果园", "有", "桃树"}  # 这个 determines the orchard, not the trees counted
+
+
+def test_a_bare_noun_composes_with_a_determined_one_but_two_classifiers_are_two_things():
+    host = zh("h", "3米长的绳子，截成(1/4)米长的小段，可以截成多少段？", "x=3/(1/4)", 12)
+    donor = zh("d", "一根绳子的(6/7)是36米，这根绳子长多少米？", "x=36/(6/7)", 42)
+    (new,) = geca_op1([host, donor], AugmentConfig(), 0, 1).candidates
+    assert new.text == "一根绳子的(6/7)是36米，截成(1/4)米长的小段，可以截成多少段？"
+    pens = zh("p", "一支钢笔12元，买5支要多少元？", "x=12*5", 60)
+    box = zh("b", "买3箱钢笔用了360元，这箱钢笔多少元？", "x=360/3", 120)
+    assert refusal(pens, box) == "op1_zh_determiner_differs"
 
 
 def test_a_question_about_this_rope_composes_with_a_statement_about_one_rope():

@@ -262,7 +262,8 @@ def pronoun_gender(tokens: Sequence[str]) -> str | None:
 def predicate(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> frozenset[str]:
     """Content words of tokens[start:end] (verbs, nouns, adjectives, time words such as 上午, ordinals and
     grades such as 第二天 and 五年级, cue words such as 比 and 倍), without the entity's words, names,
-    pronouns, numbers, classifiers, determiners (一根, 这条) and the interrogative."""
+    pronouns, numbers, classifiers and the interrogative; a determiner gives its classifier marked ``#``
+    ("一根", "这根" -> #根), which matching compares on its own (NEUTRAL, zh_refusal)."""
     parts = set(entity.split(":")) if entity else set()
     out = set()
     for w in words(tokens):

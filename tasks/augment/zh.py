@@ -42,6 +42,10 @@ PRONOUNS_F, PRONOUNS_M = frozenset({"她"}), frozenset({"他"})
 # Words a question may add without asking for something else, and the statement-side subset.
 # (原来 and 现在 are not neutral: "原来售价" and "现在售价" are two prices.)
 NEUTRAL = frozenset("一共 共 总共 共有 一共有".split())
+# The classifier of a determiner ("一根", "这根" -> #根) is compared on its own (zh_refusal: 一支 and 一箱 differ),
+# so "3米长的绳子" and "这根绳子长多少米" say the same thing.
+DETERMINED = "#"
+NEUTRAL = NEUTRAL | frozenset(DETERMINED + c for c in CLASSIFIERS)
 NEUTRAL_STATEMENT = NEUTRAL
 RATE_WORDS = frozenset("每 平均 每天 每小时 每分钟 每千克 每个 每人 每本 每次 每份 每件 每箱 每盒 每袋 每辆 每套".split())
 _CONTENT_FLAGS = ("n", "v", "a", "vn", "an", "j", "l", "i", "b")
@@ -258,7 +262,8 @@ def pronoun_gender(tokens: Sequence[str]) -> str | None:
 def predicate(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> frozenset[str]:
     """Content words of tokens[start:end] (verbs, nouns, adjectives, time words such as 上午, ordinals and
     grades such as 第二天 and 五年级, cue words such as 比 and 倍), without the entity's words, names,
-    pronouns, numbers, classifiers, determiners (一根, 这条) and the interrogative."""
+    pronouns, numbers, classifiers and the interrogative; a determiner gives its classifier marked ``#``
+    ("一根", "这根" -> #根), which matching compares on its own (NEUTRAL, zh_refusal)."""
     parts = set(entity.split(":")) if entity else set()
     out = set()
     for w in words(tokens):
@@ -272,9 +277,31 @@ def predicate(tokens: tuple[str, ...], start: int, end: int, entity: str | None)
         elif (w.flag == "t" or (w.flag == "m" and not _is_number(w.text) and not _determiner(w.text))) \
                 and w.text not in QUESTION_WORDS and not w.text.startswith(QUESTION_WORDS):
             out.add(w.text)
-        elif w.flag == "m" and _determiner(w.text) and w.text[-1:] in CLASSIFIERS and len(w.text) == 2:
-            out.add(w.text[-1])  # "一支钢笔" and "一箱钢笔" are two things; "一根" and "这根" one
-    return frozenset(out)
+    return frozenset(out | _determiners(tokens, start, end))
+
+
+def _determiners(tokens: tuple[str, ...], start: int, end: int) -> set[str]:
+    """The classifiers of the clause's determiners, marked ``#`` ("一根绳子", "这根绳子" -> #根; jieba tags them m,
+    r or mq, or cuts 这/条 in two), leaving out one that determines a place ("这个果园": the orchard, not what it
+    counts)."""
+    ws = [w for w in words(tokens) if start <= w.start < end]
+    out = set()
+    for k, w in enumerate(ws):
+        if _determiner(w.text) and len(w.text) == 2 and w.text[-1] in CLASSIFIERS:
+            classifier, after = w.text[-1], ws[k + 1] if k + 1 < len(ws) else None
+        elif w.text in ("这", "那", "该") and k + 1 < len(ws) and ws[k + 1].text in COUNT_CLASSIFIERS:
+            classifier, after = ws[k + 1].text, ws[k + 2] if k + 2 < len(ws) else None
+        else:
+            continue
+        if w.text[0] == "每" or after is not None and after.text in places(tuple(tokens)):
+            continue
+        out.add(DETERMINED + classifier)
+    return out
+
+
+def determiners(predicate_words: frozenset[str]) -> frozenset[str]:
+    """The determiner classifiers of a predicate (``#根``)."""
+    return frozenset(w for w in predicate_words if w.startswith(DETERMINED))
 
 
 def _determiner(text: str) -> bool:

@@ -9,6 +9,7 @@ from typing import Sequence
 from mwp.problem import Problem
 from tasks.augment import zh
 from tasks.augment.base import Units, clause_units
+from tasks.augment.entities import read
 
 # Draws per host (times the per-problem cap). Most Chinese (statement, donor) pairs are refused by the
 # checks below, so a host tries more donors than an English one before its cap is reached; every
@@ -41,6 +42,10 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     none, and the donor's narrative is about something the host mentions (a shared noun)."""
     tokens = tuple(host.tokens)
     donor_question = "".join(donor.tokens[clause_units(donor).spans[-1][0]:])
+    asked = zh.determiners(zh.predicate(tuple(donor.tokens), clause_units(donor).spans[-1][0], len(donor.tokens),
+                                        read(donor).question_entity))
+    if asked and zh.determiners(states) and asked != zh.determiners(states):
+        return "op1_zh_determiner_differs"  # "一支钢笔12元" is not what "这箱钢笔多少元" asks
     if "另" in donor_question:
         return "op1_zh_donor_asks_about_a_second_thing"  # "另一根长多少米": its narrative opens with the first
     if c > 0 and zh.introduces(narrative) or "另一" in "".join(narrative):
@@ -65,6 +70,14 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
         return "op1_zh_two_price_changes"  # "降价40%后售价120元" then the host's "现在打0.8销售"
     if any(w in told for w in _REMOVALS) and any(w in rest for w in _REMOVALS):
         return "op1_zh_two_removals"  # "截去它的20%后还剩4米" then "第一次用去总长度的20%": of which length?
+    if any(w in donor_question for w in _BEFORE_ITS_STORY) or "剩" not in donor_question \
+            and any(w in "".join(narrative) for w in _REMOVALS + _MORE_REMOVALS) and not _states_its_start(donor):
+        return "op1_zh_donor_asks_the_amount_before_its_story"  # "用去20%，还剩16米，这根绳子原来长多少米": not 16
+    if "剩" not in donor_question and _acts_on_it(narrative) \
+            and _acts_on_it(tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]):
+        return "op1_zh_two_stories_act_on_it"  # 王强 reads the book, then the host's 小明 reads "the" rest
+    if _kin_of_someone_else(narrative, tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]):
+        return "op1_zh_kin_of_someone_else"  # 小红's 爸爸 in the narrative, then the host's "我" and "爸爸"
     if c + 1 < len(u.spans) and _no_subject(tokens, *u.spans[c + 1]) \
             and _things(narrative) - _things(host.tokens):
         return "op1_zh_next_clause_subject_ambiguous"  # "运来梨240千克，运来的苹果比梨多...，卖出了(5/8)": of which?
@@ -83,6 +96,42 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     if (narrative_said & rest_said) - states - {holder, asked_of}:  # the holder is who both are about
         return "op1_zh_donor_restates_the_host"
     return None
+
+
+def _states_its_start(donor: Problem) -> bool:
+    """The donor's first clause states the amount its story starts from ("商店有苹果280千克", then sales and
+    purchases): its question then asks what the story leaves, not the start ("一根绳子用去(1/5)", "有一筐苹果")."""
+    u, reading = clause_units(donor), read(donor)
+    first = "".join(donor.tokens[slice(*u.spans[0])])
+    return not any(w in first for w in _REMOVALS + _MORE_REMOVALS) and any(
+        c == 0 and e is not None for c, e in zip(reading.clause_of_slot, reading.quantity_entities))
+
+
+def _kin_of_someone_else(narrative: Sequence[str], rest: Sequence[str]) -> bool:
+    """The narrative names a relative of one of its people ("小红..., 爸爸的体重...") and the host's other
+    clauses name the same relative beside a person of their own ("我的体重是爸爸的(2/3)", 小东 ... 爸爸): whose
+    father is it then?"""
+    told, said = "".join(narrative), "".join(rest)
+    kin = {k for k in _KIN if k in told and k in said}
+    if not kin or not _people(narrative):
+        return False
+    return bool(_people(rest) - _people(narrative)) or any(w in said for w in ("我", "他", "她"))
+
+
+_KIN = ("爸爸", "妈妈", "哥哥", "姐姐", "弟弟", "妹妹", "爷爷", "奶奶", "叔叔", "阿姨", "表弟", "表哥")
+
+
+def _acts_on_it(tokens: Sequence[str]) -> bool:
+    """The text tells events that use up or work through a thing (reads, cuts, uses, builds, sells: "看了",
+    "读完", "剪去", "修了", "运走"), not only what it is ("一根绳子的(6/7)是36米")."""
+    text = "".join(tokens)
+    return any(w.flag.startswith("v") and any(ch in _ACTS for ch in w.text) for w in zh.words(tuple(tokens))) \
+        or any(w in text for w in ("用去", "用了", "用掉"))
+
+
+_ACTS = frozenset("看读修挖铺剪截减锯运卖吃烧耕倒")
+_MORE_REMOVALS = ("倒出", "减去", "剪下", "截下", "用掉", "拿走", "借走", "取出", "吃了")
+_BEFORE_ITS_STORY = ("原来", "原有", "原长")
 
 
 def _counts_a_thing(entity: str) -> bool:
@@ -133,7 +182,7 @@ def class_labels(tokens: Sequence[str]) -> set[str]:
 
 _NOT_THINGS = frozenset("运 重 长 宽 高 价 钱 里 处".split())  # one-character words jieba tags n ("水果店/运/来")
 _REMOVALS = ("用去", "剪去", "截去", "运出", "运走", "卖出", "卖掉", "吃去", "吃掉", "用了", "剪掉", "截掉", "运了", "卖了")
-_PRICE_CHANGES = ("降价", "涨价", "提价", "减价", "打折", "折出售", "折销售", "便宜", "现价", "售价", "降低了", "优惠")
+_PRICE_CHANGES = ("降价", "涨价", "提价", "加价", "减价", "打折", "折出售", "折销售", "便宜", "现价", "售价", "降低了", "优惠")
 _TOTALS = ("一共", "共有", "总共", "合计", "总数")
 _COMPLEMENTS = {"男生": "女生", "女生": "男生", "男同学": "女同学", "女同学": "男同学", "男工": "女工", "女工": "男工"}
 _WHOLES = ("全长的", "全程的", "总数的", "全书的", "全部的", "总长的", "总价的", "原价的", "计划的", "总量的",

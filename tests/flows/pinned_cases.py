@@ -44,7 +44,7 @@ def sandbox(base: Path) -> Path:
         (folder / "split.json").write_text(stand_in)
     for folder in (base / "compaug-runs" / "splits", cwd / "runs" / "splits"):
         folder.mkdir(parents=True, exist_ok=True)
-        for name in ("mawps-comdiv-c0.77.json", "mawps-iid.json"):
+        for name in ("mawps-comdiv-c0.77.json", "mawps-iid.json", "m23k-comdiv.json"):
             (folder / name).write_text(stand_in)
     return cwd
 

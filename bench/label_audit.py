@@ -31,6 +31,14 @@ With ``--math23k-split`` alone (no ``--verified``): *kept* Chinese problems, fro
 Math23K train side (hidden 128, ``--epochs``, validated once on 300 problems) and the per-operator policy.
 
   python bench/label_audit.py --math23k-split runs/splits/m23k.json --epochs 8 --out docs/audits
+
+A second sample of the same round: the round is made with ``--seed`` as before, the sample drawn with
+``--draw-seed``, leaving out every problem of the judged files given to ``--exclude``. ``--score`` takes
+several folders and pools rows of one dataset name, so both draws count together and each alone:
+
+  python bench/label_audit.py --math23k-split runs/splits/m23k.json --epochs 8 --out runs/audit --reuse \
+      --only geca_op2 --draw-seed 1 --exclude docs/audits/math23k-comdiv-kept.judged.jsonl
+  python bench/label_audit.py --score docs/audits docs/audits/zh-op2-draw2
 """
 from __future__ import annotations
 
@@ -54,7 +62,7 @@ VERDICTS = ("correct", "wrong_label", "incoherent_text")
 
 def audit_round(name: str, train, valid, held_out: dict, solver_options: dict, epochs: int, seed: int,
                 per_operator: int, out: Path, only: tuple[str, ...] = (), eval_every: int = 2, beam_size: int = 5,
-                reuse: bool = False) -> dict:
+                reuse: bool = False, draw_seed: int | None = None, exclude: frozenset = frozenset()) -> dict:
     from mwp.expr import Num, substitute, to_infix
     from ranking.retention import Scored, retain
     from solvers.base import TrainConfig
@@ -80,17 +88,14 @@ def audit_round(name: str, train, valid, held_out: dict, solver_options: dict, e
     # at all on MAWPS (their scores are lower), so there would be nothing of it to judge.
     kept_ids = {s.id: s.score for s in retain("per-operator", scored, 0.2)[0]}
     kept = [c for c in batch.candidates if c.id in kept_ids]
-    rng = random.Random(seed)
     rows = []
-    operators = sorted({c.provenance.operator for c in kept})
-    for operator in [op for op in operators if not only or op in only]:
-        mine = [c for c in kept if c.provenance.operator == operator]
-        for c in sorted(rng.sample(mine, min(per_operator, len(mine))), key=lambda c: c.id):
-            equation = to_infix(substitute(c.expression, {i: Num(v) for i, v in enumerate(c.values)}))
-            rows.append({"dataset": name, "operator": operator, "id": c.id, "text": c.text, "equation": equation,
-                         "answer": float(c.answer), "confidence": round(kept_ids[c.id], 4),
-                         "parents": [{"id": pid, "text": by_id[pid].text} for pid in c.provenance.parents],
-                         "detail": c.provenance.detail, "verdict": "", "reason": ""})
+    for c in draw(kept, lambda c: c.provenance.operator, per_operator, seed if draw_seed is None else draw_seed,
+                  only, exclude):
+        equation = to_infix(substitute(c.expression, {i: Num(v) for i, v in enumerate(c.values)}))
+        rows.append({"dataset": name, "operator": c.provenance.operator, "id": c.id, "text": c.text,
+                     "equation": equation, "answer": float(c.answer), "confidence": round(kept_ids[c.id], 4),
+                     "parents": [{"id": pid, "text": by_id[pid].text} for pid in c.provenance.parents],
+                     "detail": c.provenance.detail, "verdict": "", "reason": ""})
     write_sample(out / f"{name}.sample.jsonl", rows)
     record = {"dataset": name, "train": len(train), "solver": solver_options, "epochs": epochs,
               "best_epoch": summary and summary.best_epoch,
@@ -99,9 +104,34 @@ def audit_round(name: str, train, valid, held_out: dict, solver_options: dict, e
               "kept_per_operator_policy": dict(Counter(c.provenance.operator for c in kept)),
               "kept_top_fraction_policy": dict(kept_globally), "unscorable": unscorable,
               "rejected": dict(sorted(batch.rejected.items())), "sampled": dict(Counter(r["operator"] for r in rows)),
+              "draw_seed": seed if draw_seed is None else draw_seed, "kept_already_judged": sum(c.id in exclude or c.text in exclude for c in kept),
               "seconds": round(time.perf_counter() - t0, 1)}
     (out / f"{name}.round.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
     return record
+
+
+def draw(items: list, operator_of, per_operator: int, seed: int, only: tuple[str, ...] = (),
+         exclude: frozenset = frozenset()) -> list:
+    """A seeded sample of up to ``per_operator`` items of each operator (operators in sorted order, each
+    sample sorted by id), leaving out items whose id or text is in ``exclude``: a second draw of the same
+    round with another seed never repeats a problem an earlier draw already had judged."""
+    rng = random.Random(seed)
+    chosen = []
+    for operator in sorted({operator_of(c) for c in items}):
+        if only and operator not in only:
+            continue
+        mine = [c for c in items if operator_of(c) == operator and c.id not in exclude and c.text not in exclude]
+        chosen.extend(sorted(rng.sample(mine, min(per_operator, len(mine))), key=lambda c: c.id))
+    return chosen
+
+
+def judged_problems(paths: list[Path]) -> frozenset:
+    """The ids and texts of every row of the judged files ``paths`` (for ``draw``'s ``exclude``)."""
+    seen = set()
+    for path in paths:
+        for row in read_judged(path, VERDICTS):
+            seen.update((row["id"], row["text"]))
+    return frozenset(seen)
 
 
 def verified_round(name: str, train, held_out: dict, seed: int, per_operator: int, out: Path,
@@ -145,9 +175,11 @@ def wilson(correct: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def score(directory: Path) -> int:
+def score(*directories: Path) -> int:
+    """Print precision per dataset and operator over the judged files of ``directories`` (pooled: rows of
+    one dataset name in several folders, e.g. two draws of one round, count together)."""
     counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
-    for path in sorted(directory.glob("*.judged.jsonl")):
+    for path in [p for d in directories for p in sorted(Path(d).glob("*.judged.jsonl"))]:
         try:
             rows = read_judged(path, VERDICTS)
         except JudgedFileError as err:
@@ -171,7 +203,7 @@ def score(directory: Path) -> int:
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", type=Path, help="MAWPS ComDiv split file (compaug split --target-divergence 0.77)")
     parser.add_argument("--mawps", type=Path, default=Path("../shared/data/mawps/MAWPS.json"))
@@ -187,10 +219,16 @@ def main() -> int:
     parser.add_argument("--math23k", type=Path, default=Path("../shared/data/math23k/math23k.json"))
     parser.add_argument("--reuse", action="store_true", help="score with the checkpoint an earlier run of this "
                         "command left in OUT (Math23K kept audit) instead of training again")
-    parser.add_argument("--score", type=Path, metavar="DIR", help="print precision per operator from judged files")
-    args = parser.parse_args()
+    parser.add_argument("--draw-seed", type=int, help="seed of the sample drawn from what is kept (default: "
+                        "--seed); the round itself is still made with --seed")
+    parser.add_argument("--exclude", type=Path, nargs="+", default=(), metavar="JUDGED",
+                        help="judged files whose problems (by id or text) are not drawn again")
+    parser.add_argument("--score", type=Path, nargs="+", metavar="DIR",
+                        help="print precision per operator from the judged files of these folders, pooled")
+    args = parser.parse_args(argv)
     if args.score:
-        return score(args.score)
+        return score(*args.score)
+    exclude = judged_problems(list(args.exclude))
     if args.math23k_split and not args.verified:
         # Kept Chinese problems: a small GTS (hidden 128, 8 epochs, validated once on 300 problems with
         # greedy decoding, to fit a shared 2-core CPU) scores the round, the per-operator policy keeps 20%.
@@ -203,7 +241,8 @@ def main() -> int:
         print(json.dumps(audit_round("math23k-comdiv-kept", train, valid[:300], {"valid": valid, **tests},
                                      {"hidden_size": 128, "embedding_size": 64}, args.epochs, args.seed,
                                      args.per_operator, args.out, tuple(args.only), eval_every=args.epochs,
-                                     beam_size=1, reuse=args.reuse), ensure_ascii=False), flush=True)
+                                     beam_size=1, reuse=args.reuse, draw_seed=args.draw_seed, exclude=exclude),
+                                     ensure_ascii=False), flush=True)
         return 0
     if args.verified:
         from mwp.readers import DataSpec, read_math23k
@@ -232,12 +271,13 @@ def main() -> int:
     suffix = f"-seed{args.seed}" if args.seed else ""
     print(json.dumps(audit_round("mawps-comdiv" + suffix, train, valid, {"valid": valid, **tests},
                                  {"hidden_size": 128, "embedding_size": 128}, args.epochs, args.seed,
-                                 args.per_operator, args.out, tuple(args.only))), flush=True)
+                                 args.per_operator, args.out, tuple(args.only), draw_seed=args.draw_seed,
+                                 exclude=exclude)), flush=True)
     _, builtin = DataSpec("builtin", builtin_size=600).load()
     train, valid, tests = split_problems(builtin, args.seed)
     print(json.dumps(audit_round("builtin" + suffix, train, valid, {"valid": valid, **tests},
                                  {"hidden_size": 128, "embedding_size": 64}, 12, args.seed, args.per_operator,
-                                 args.out, tuple(args.only))), flush=True)
+                                 args.out, tuple(args.only), draw_seed=args.draw_seed, exclude=exclude)), flush=True)
     return 0
 
 

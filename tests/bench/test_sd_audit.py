@@ -112,3 +112,32 @@ def test_label_audit_scores_through_the_shared_reader(tmp_path, capsys):
 def test_expression_shows_a_fraction_value_in_brackets():
     problem = _problem("f", "Tom has 90 apples. That is 2/3 of the pears. How many pears?", "x=90/(2/3)", 135)
     assert sd_audit.infix_with_values(problem) == "90/(2/3)"  # not 90/2/3, which reads as 45/3
+
+
+def test_label_audit_second_draw_leaves_out_judged_problems(tmp_path):
+    from types import SimpleNamespace as Item  # draw reads only id, text and the operator function's field
+
+    items = [Item(id=f"p{i}", text=f"text {i}", op="op1" if i < 6 else "op2") for i in range(10)]
+    first = label_audit.draw(items, lambda c: c.op, 3, seed=0)
+    assert [c.op for c in first] == ["op1"] * 3 + ["op2"] * 3
+    assert label_audit.draw(items, lambda c: c.op, 3, seed=0) == first  # seeded: the same draw again
+    rows = [{"id": c.id, "text": c.text, "verdict": "correct"} for c in first]
+    (tmp_path / "a.judged.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    judged = label_audit.judged_problems([tmp_path / "a.judged.jsonl"])
+    second = label_audit.draw(items, lambda c: c.op, 3, seed=1, only=("op1",), exclude=judged)
+    # op1 has 6 items, 3 judged: the 3 others, none of the first draw; op2 not drawn
+    assert sorted(c.id for c in second) == sorted({f"p{i}" for i in range(6)} - {c.id for c in first})
+    # a problem judged under another id but with the same text is left out too
+    renamed = [Item(id="new", text=first[0].text, op="op1")]
+    assert label_audit.draw(renamed, lambda c: c.op, 3, seed=0, exclude=judged) == []
+
+
+def test_label_audit_score_pools_one_dataset_over_folders(tmp_path, capsys):
+    for folder, verdicts in (("a", ["correct", "correct", "incoherent_text"]), ("b", ["correct"])):
+        (tmp_path / folder).mkdir()
+        rows = [{"dataset": "d", "operator": "op2", "verdict": v} for v in verdicts]
+        (tmp_path / folder / "d.judged.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert label_audit.main(["--score", str(tmp_path / "b")]) == 0
+    assert "| d | op2 | 1 | 1 | 0 | 0 | 1.00 |" in capsys.readouterr().out
+    assert label_audit.main(["--score", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    assert "| d | op2 | 4 | 3 | 0 | 1 | 0.75 |" in capsys.readouterr().out

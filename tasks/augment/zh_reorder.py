@@ -7,7 +7,8 @@ The statements keep their order (a statement that leans on the one before it, "�
 same thing when read before the statements, decided from the characters and jieba's words
 (tasks/augment/zh.py):
 
-- a clause that opens the question with a condition ("如果每天修50米，需要多少天？") moves with it;
+- a clause that opens the question with a condition or its time ("如果每天修50米，需要多少天？", "开出3小时后，
+  两车相距多少千米？") moves with it;
 - a leading connective (那么, 则, 所以, 因此) is dropped: it joins the question to what came before;
 - a demonstrative before a noun the statements name ("这条小路", "这批货物", "这个工程队") is dropped, the
   bare noun then points at the statements' thing ("小路要修多少天？已知一条小路..."); a demonstrative with
@@ -29,6 +30,7 @@ from tasks.augment import zh
 Tagged = list[tuple[str, int | None]]  # (token, its position in the source problem; None: inserted)
 
 _CONDITION_OPENERS = ("如果", "假如", "假设", "若", "要是", "倘若")
+_TIME_CLAUSE_ENDS = ("后", "以后", "时", "时候")  # "两车同时开出3小时后，两车相距多少千米？": the question's time
 _CONNECTIVES = ("那么", "所以", "因此", "于是", "则", "那")
 _DEMONSTRATIVES = frozenset("这那该")
 # Characters after a demonstrative that make it a time, a manner or a place, not a thing of the statements.
@@ -111,8 +113,10 @@ def reordered(problem) -> Tagged | str:
     if q != len(spans) - 1:
         return "reorder_zh_question_not_last"
     first = q
-    while first > 0 and "".join(tokens[slice(*spans[first - 1])]).startswith(_CONDITION_OPENERS) \
-            and tokens[spans[first - 1][1] - 1] not in _SENTENCE_ENDS:
+    while first > 0 and tokens[spans[first - 1][1] - 1] not in _SENTENCE_ENDS:
+        before = "".join(tokens[slice(*_body(tokens, *spans[first - 1]))])
+        if not before.startswith(_CONDITION_OPENERS) and not before.endswith(_TIME_CLAUSE_ENDS):
+            break
         first -= 1
     if first == 0:
         return "reorder_zh_no_statement"

@@ -34,6 +34,14 @@ def test_a_condition_of_the_question_moves_with_it_and_the_slots_are_renumbered(
     assert rejection_reason(out) is None and out.answer == 0  # the answer is computed by verification
 
 
+def test_the_time_of_the_question_moves_with_it():
+    p = zh("p", "甲、乙两地相距960千米，两车同时相对开出，每小时共行80千米，开出3小时后，两车相距多少千米？",
+           "x=960-80*3", 720)
+    out = reorder(p, "given_that", 1)
+    assert out.text == "开出3小时后，两车相距多少千米？已知甲、乙两地相距960千米，两车同时相对开出，每小时共行80千米。"
+    assert list(out.values) == [3, 960, 80] and to_infix(out.expression) == "N1-N2*N0"
+
+
 def test_he_becomes_the_one_name_and_a_leading_connective_is_dropped():
     p = zh("p", "小明有5个苹果，吃了2个苹果，那么他还剩多少个苹果？", "x=5-2", 3)
     out = reorder(p, "given_that", 1)

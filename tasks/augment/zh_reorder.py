@@ -15,7 +15,8 @@ same thing when read before the statements, decided from the characters and jieb
   nothing the statements name after it ("这时", "这样", "这些") is refused;
 - 他/她 becomes the one name the problem gives; with no single name, or 它/他们/她们, it is refused;
 - words that place the question after an earlier clause (又, 再, 然后, 其中, 其余, 另, 剩下的, 此时, 照这样)
-  or a question with no subject of its own ("比女生多多少人", "还要几天", "是多少") are refused.
+  or a question with no subject of its own ("比女生多多少人", "是多少", "和乙数相差多少") are refused; a
+  question may still open with a rate ("每组有多少个同学") or with 还 ("还剩多少页没看").
 
 Every refusal is a counted reason ``reorder_zh_*``. :func:`question_clause` is the Chinese reader of where
 the question is (the last clause asking 多少/几), which the consistency checks use on every Chinese problem.
@@ -40,13 +41,16 @@ _CLASSIFIER_CHARS = frozenset(c for c in zh.COUNT_CLASSIFIERS if len(c) == 1) | 
 _LEANING = ("又", "再", "然后", "其中", "其余", "其他", "其它", "另", "剩下的", "剩余的", "余下的", "此时", "此",
             "照这样", "同样", "它")
 _PLURAL_PRONOUNS = ("他们", "她们", "它们")
+# Openings zh.continues counts as leaning that a question may still start with: a rate it names ("每组有多少
+#个同学") and "still" ("还剩多少页", "还要几天": what is left of the statements' story, told after it).
+_STANDS_FIRST = ("每", "还")
 _SENTENCE_ENDS = frozenset({"。", "？", "！", ".", "?", "!", "．"})
 GIVEN = ("已", "知")
 
 
 def is_question(tokens: tuple[str, ...], start: int, end: int) -> bool:
-    """The clause asks 多少/几 (jieba's 几个, 几天 included) or 百分之几."""
-    return any(w.text in zh.QUESTION_WORDS or w.text.startswith("几") or "百分之几" in w.text
+    """The clause asks 多少/几 (jieba's 多少岁, 几个, 几天 included), 几分之几 or 百分之几."""
+    return any("多少" in w.text or w.text.startswith("几") or "几分之" in w.text or "百分之几" in w.text
                for w in zh.words(tokens) if start <= w.start < end)
 
 
@@ -135,7 +139,7 @@ def reordered(problem) -> Tagged | str:
     opener = next((w for w in zh.words(tokens) if w.start >= start and w.flag != "x"), None)
     opens_with_demonstrative = opener is not None and opener.text[:1] in _DEMONSTRATIVES
     if opener is not None and opener.start < end and not opens_with_demonstrative \
-            and not text.startswith(_CONDITION_OPENERS) and zh.continues(tokens, opener.start, end):
+            and not text.startswith(_CONDITION_OPENERS + _STANDS_FIRST) and zh.continues(tokens, opener.start, end):
         return "reorder_zh_question_without_subject"
     n_start, n_end = _body(tokens, 0, spans[first - 1][1])
     narrative = "".join(tokens[n_start:n_end])

@@ -42,6 +42,15 @@ def test_the_time_of_the_question_moves_with_it():
     assert list(out.values) == [3, 960, 80] and to_infix(out.expression) == "N1-N2*N0"
 
 
+def test_a_question_may_open_with_still_or_a_rate():
+    p = zh("p", "小明看一本120页的故事书，已经看了100页，还剩多少页没看？", "x=120-100", 20)
+    assert reorder(p, "given_that", 1).text == "还剩多少页没看？已知小明看一本120页的故事书，已经看了100页。"
+    p = zh("p", "315个同学分成5队，每队平均分成7组．每组有多少个同学？", "x=315/5/7", 9)
+    assert reorder(p, "given_that", 1).text == "每组有多少个同学？已知315个同学分成5队，每队平均分成7组。"
+    p = zh("p", "妈妈今年38岁，比小芳大29岁，小芳今年多少岁．", "x=38-29", 9)
+    assert reorder(p, "given_that", 1).text == "小芳今年多少岁？已知妈妈今年38岁，比小芳大29岁。"
+
+
 def test_he_becomes_the_one_name_and_a_leading_connective_is_dropped():
     p = zh("p", "小明有5个苹果，吃了2个苹果，那么他还剩多少个苹果？", "x=5-2", 3)
     out = reorder(p, "given_that", 1)
@@ -64,7 +73,7 @@ def test_a_comparison_that_names_both_sides_moves():
     ("男生有30人，女生有20人，其中女生占多少人？", "x=20", 20, "reorder_zh_question_leans_on_statement"),
     ("一条路长100米，已经修了40米，这时还剩多少米？", "x=100-40", 60, "reorder_zh_question_demonstrative"),
     ("一条路长100米，已经修了40米，这些要修多少米？", "x=100-40", 60, "reorder_zh_question_demonstrative"),
-    ("一条路长100米，每天修20米，还要修多少天？", "x=100/20", 5, "reorder_zh_question_without_subject"),
+    ("甲数是20，乙数是5，是乙数的几倍？", "x=20/5", 4, "reorder_zh_question_without_subject"),
     ("女生有20人，男生比女生多5人，比女生多多少人？", "x=5", 5, "reorder_zh_question_without_subject"),
     ("一条路长100米，每天修20米，需要5天修完。", "x=100/20", 5, "reorder_zh_question_not_found"),
     ("3个苹果和5个苹果一共有多少个苹果？", "x=3+5", 8, "reorder_zh_no_statement"),

@@ -8,7 +8,8 @@ same thing when read before the statements, decided from the characters and jieb
 (tasks/augment/zh.py):
 
 - a clause that opens the question with a condition or its time ("如果每天修50米，需要多少天？", "开出3小时后，
-  两车相距多少千米？") moves with it;
+  两车相距多少千米？"), or a piece of it cut off by a comma ("A，B两城相距多少千米"), moves with it; a clause
+  before it about the remainder ("余下的要在5天内完成，平均每天生产多少个") sets its scope: refused;
 - a leading connective (那么, 则, 所以, 因此) is dropped: it joins the question to what came before;
 - a demonstrative before a noun the statements name ("这条小路", "这批货物", "这个工程队") is dropped, the
   bare noun then points at the statements' thing ("小路要修多少天？已知一条小路..."); a demonstrative with
@@ -32,6 +33,9 @@ Tagged = list[tuple[str, int | None]]  # (token, its position in the source prob
 
 _CONDITION_OPENERS = ("如果", "假如", "假设", "若", "要是", "倘若")
 _TIME_CLAUSE_ENDS = ("后", "以后", "时", "时候")  # "两车同时开出3小时后，两车相距多少千米？": the question's time
+# A clause before the question that opens with the remainder sets the question's scope ("余下的要在5天内完成，
+# 平均每天生产多少个": per day of those 5 days); asked first, the question would read as the whole's average.
+_REMAINDER = ("剩下", "余下", "其余", "剩余")
 _CONNECTIVES = ("那么", "所以", "因此", "于是", "则", "那")
 _DEMONSTRATIVES = frozenset("这那该")
 # Characters after a demonstrative that make it a time, a manner or a place, not a thing of the statements.
@@ -119,7 +123,10 @@ def reordered(problem) -> Tagged | str:
     first = q
     while first > 0 and tokens[spans[first - 1][1] - 1] not in _SENTENCE_ENDS:
         before = "".join(tokens[slice(*_body(tokens, *spans[first - 1]))])
-        if not before.startswith(_CONDITION_OPENERS) and not before.endswith(_TIME_CLAUSE_ENDS):
+        if before.startswith(_REMAINDER) and first == q:
+            return "reorder_zh_question_scoped_by_the_clause_before"
+        timed = before.endswith(_TIME_CLAUSE_ENDS) and not before.endswith("/时")
+        if not (before.startswith(_CONDITION_OPENERS) or timed or len(before) <= 2):
             break
         first -= 1
     if first == 0:

@@ -51,6 +51,14 @@ def test_a_question_may_open_with_still_or_a_rate():
     assert reorder(p, "given_that", 1).text == "小芳今年多少岁？已知妈妈今年38岁，比小芳大29岁。"
 
 
+def test_a_piece_of_the_question_cut_off_by_a_comma_moves_with_it_but_a_unit_per_hour_does_not():
+    p = zh("p", "汽车往返一趟，共行驶20千米的上坡路，上坡路占全程的(1/4)．A，B两城相距多少千米？", "x=20/(1/4)/2", 40)
+    assert reorder(p, "given_that", 1).text == \
+        "A，B两城相距多少千米？已知汽车往返一趟，共行驶20千米的上坡路，上坡路占全程的(1/4)。"
+    p = zh("p", "每天训练3小时，飞机的速度是760千米/时，每天飞行多少千米？", "x=760*3", 2280)
+    assert reorder(p, "given_that", 1).text == "每天飞行多少千米？已知每天训练3小时，飞机的速度是760千米/时。"
+
+
 def test_he_becomes_the_one_name_and_a_leading_connective_is_dropped():
     p = zh("p", "小明有5个苹果，吃了2个苹果，那么他还剩多少个苹果？", "x=5-2", 3)
     out = reorder(p, "given_that", 1)
@@ -77,6 +85,8 @@ def test_a_comparison_that_names_both_sides_moves():
     ("女生有20人，男生比女生多5人，比女生多多少人？", "x=5", 5, "reorder_zh_question_without_subject"),
     ("一条路长100米，每天修20米，需要5天修完。", "x=100/20", 5, "reorder_zh_question_not_found"),
     ("3个苹果和5个苹果一共有多少个苹果？", "x=3+5", 8, "reorder_zh_no_statement"),
+    ("要生产1107个，前6天共生产432个，余下的要在5天内完成，平均每天生产多少个？", "x=(1107-432)/5", 135,
+     "reorder_zh_question_scoped_by_the_clause_before"),
     ("小明有5个苹果，吃了2个，还剩多少个？（用算式表示）", "x=5-2", 3, "reorder_zh_question_not_last"),
 ])
 def test_each_refusal_has_its_counted_reason(text, equation, answer, reason):

@@ -9,7 +9,8 @@ same thing when read before the statements, decided from the characters and jieb
 
 - a clause that opens the question with a condition or its time ("如果每天修50米，需要多少天？", "开出3小时后，
   两车相距多少千米？"), or a piece of it cut off by a comma ("A，B两城相距多少千米"), moves with it; a clause
-  before it about the remainder ("余下的要在5天内完成，平均每天生产多少个") sets its scope: refused;
+  before it about the remainder ("余下的要在5天内完成，平均每天生产多少个") or going on from the statements
+  ("照这样的速度，一共需要多少天", "再增加4辆卡车，一共...") sets its scope: refused;
 - a leading connective (那么, 则, 所以, 因此) is dropped: it joins the question to what came before;
 - a demonstrative before a noun the statements name ("这条小路", "这批货物", "这个工程队") is dropped, the
   bare noun then points at the statements' thing ("小路要修多少天？已知一条小路..."); a demonstrative with
@@ -36,6 +37,8 @@ _TIME_CLAUSE_ENDS = ("后", "以后", "时", "时候")  # "两车同时开出3�
 # A clause before the question that opens with the remainder sets the question's scope ("余下的要在5天内完成，
 # 平均每天生产多少个": per day of those 5 days); asked first, the question would read as the whole's average.
 _REMAINDER = ("剩下", "余下", "其余", "剩余")
+# So does a clause that goes on from the statements ("照这样的速度，一共需要多少天", "再增加4辆卡车，一共...").
+_GOES_ON = ("照", "按这样", "按照这样", "这样", "像这样", "再", "又", "然后")
 _CONNECTIVES = ("那么", "所以", "因此", "于是", "则", "那")
 _DEMONSTRATIVES = frozenset("这那该")
 # Characters after a demonstrative that make it a time, a manner or a place, not a thing of the statements.
@@ -120,10 +123,12 @@ def reordered(problem) -> Tagged | str:
         return "reorder_zh_question_not_found"
     if q != len(spans) - 1:
         return "reorder_zh_question_not_last"
+    if sum(is_question(tokens, a, b) for a, b in spans) > 1:
+        return "reorder_zh_two_questions"  # "...少多少吨？多少．": which one moves is not clear
     first = q
     while first > 0 and tokens[spans[first - 1][1] - 1] not in _SENTENCE_ENDS:
         before = "".join(tokens[slice(*_body(tokens, *spans[first - 1]))])
-        if before.startswith(_REMAINDER) and first == q:
+        if before.startswith(_REMAINDER + _GOES_ON) and first == q:
             return "reorder_zh_question_scoped_by_the_clause_before"
         timed = before.endswith(_TIME_CLAUSE_ENDS) and not before.endswith("/时")
         if not (before.startswith(_CONDITION_OPENERS) or timed or len(before) <= 2):

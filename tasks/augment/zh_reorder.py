@@ -38,7 +38,7 @@ _TIME_CLAUSE_ENDS = ("后", "以后", "时", "时候")  # "两车同时开出3�
 # 平均每天生产多少个": per day of those 5 days); asked first, the question would read as the whole's average.
 _REMAINDER = ("剩下", "余下", "其余", "剩余")
 # So does a clause that goes on from the statements ("照这样的速度，一共需要多少天", "再增加4辆卡车，一共...").
-_GOES_ON = ("照", "按这样", "按照这样", "这样", "像这样", "再", "又", "然后")
+_GOES_ON = ("照", "按这样", "按照这样", "这样", "像这样", "再")  # 再: a step still to come
 _CONNECTIVES = ("那么", "所以", "因此", "于是", "则", "那")
 _DEMONSTRATIVES = frozenset("这那该")
 # Characters after a demonstrative that make it a time, a manner or a place, not a thing of the statements.

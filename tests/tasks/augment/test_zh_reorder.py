@@ -109,3 +109,12 @@ def test_a_reordered_problem_is_read_at_its_question():
     out = reorder(zh("p", "小明有5个苹果，吃了2个苹果，小明还剩多少个苹果？", "x=5-2", 3), "given_that", 1)
     assert out.text.startswith("小明还剩多少个苹果？")
     assert question_entity(out) == "个:苹果"
+
+
+def test_operation_1_leaves_a_reordered_problem_alone():
+    a = zh("a", "小明有5个苹果，吃了2个苹果，小明还剩多少个苹果？", "x=5-2", 3)
+    b = zh("b", "小红有8个苹果，小红又买了4个苹果，小红一共有多少个苹果？", "x=8+4", 12)
+    pool = [reorder(p, "given_that", 1) for p in (a, b)]
+    (checked_a, checked_b), _ = verify(pool)
+    batch = generate_candidates([checked_a, checked_b], AugmentConfig(operators=("geca_op1",)), 2)
+    assert batch.candidates == [] and batch.rejected == {"op1_question_not_last": 2}  # refused once each

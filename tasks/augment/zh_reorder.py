@@ -33,7 +33,8 @@ from tasks.augment import zh
 Tagged = list[tuple[str, int | None]]  # (token, its position in the source problem; None: inserted)
 
 _CONDITION_OPENERS = ("如果", "假如", "假设", "若", "要是", "倘若")
-_TIME_CLAUSE_ENDS = ("后", "以后", "时", "时候")  # "两车同时开出3小时后，两车相距多少千米？": the question's time
+_TIME_CLAUSE_ENDS = ("后", "以后", "时", "时候")
+_NOT_TIME_ENDS = ("/时", "小时")  # a rate or a duration ("速度是70千米/小时", "共同加工6小时"): a statement  # "两车同时开出3小时后，两车相距多少千米？": the question's time
 # A clause before the question that opens with the remainder sets the question's scope ("余下的要在5天内完成，
 # 平均每天生产多少个": per day of those 5 days); asked first, the question would read as the whole's average.
 _REMAINDER = ("剩下", "余下", "其余", "剩余")
@@ -127,17 +128,23 @@ def reordered(problem) -> Tagged | str:
         return "reorder_zh_two_questions"  # "...少多少吨？多少．": which one moves is not clear
     first = q
     while first > 0 and tokens[spans[first - 1][1] - 1] not in _SENTENCE_ENDS:
-        before = "".join(tokens[slice(*_body(tokens, *spans[first - 1]))])
+        before = "".join(t for t in tokens[slice(*spans[first - 1])] if any(ch.isalnum() for ch in t))
         if before.startswith(_REMAINDER + _GOES_ON) and first == q:
             return "reorder_zh_question_scoped_by_the_clause_before"
-        timed = before.endswith(_TIME_CLAUSE_ENDS) and not before.endswith("/时")
+        timed = before.endswith(_TIME_CLAUSE_ENDS) and not before.endswith(_NOT_TIME_ENDS)
         if not (before.startswith(_CONDITION_OPENERS) or timed or len(before) <= 2):
             break
         first -= 1
     if first == 0:
         return "reorder_zh_no_statement"
     start, end = _body(tokens, spans[first][0], spans[q][1])
+    quote_end = start
+    while quote_end < end and not any(ch.isalnum() for ch in tokens[quote_end]):
+        quote_end += 1  # the closing quote of a statement ("...没看．”那么，..."): it stays with the statements
+    start = quote_end
     while True:
+        while start < end and tokens[start] in CLAUSE_END:
+            start += 1
         text = "".join(tokens[start:end])
         lead = next((c for c in _CONNECTIVES if text.startswith(c) and len(text) > len(c)), None)
         if lead is None or (lead == "那" and text[1:2] in _CLASSIFIER_CHARS | _NOT_A_THING):
@@ -162,4 +169,5 @@ def reordered(problem) -> Tagged | str:
     if isinstance(part, str):
         return part
     given: Tagged = [] if narrative.startswith("已知") else [(ch, None) for ch in GIVEN]
-    return part + [("？", None)] + given + [(tokens[i], i) for i in range(n_start, n_end)] + [("。", None)]
+    statements = [(tokens[i], i) for i in [*range(n_start, n_end), *range(spans[first][0], quote_end)]]
+    return part + [("？", None)] + given + statements + [("。", None)]

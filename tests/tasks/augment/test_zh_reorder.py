@@ -55,8 +55,13 @@ def test_a_piece_of_the_question_cut_off_by_a_comma_moves_with_it_but_a_unit_per
     p = zh("p", "汽车往返一趟，共行驶20千米的上坡路，上坡路占全程的(1/4)．A，B两城相距多少千米？", "x=20/(1/4)/2", 40)
     assert reorder(p, "given_that", 1).text == \
         "A，B两城相距多少千米？已知汽车往返一趟，共行驶20千米的上坡路，上坡路占全程的(1/4)。"
-    p = zh("p", "每天训练3小时，飞机的速度是760千米/时，每天飞行多少千米？", "x=760*3", 2280)
-    assert reorder(p, "given_that", 1).text == "每天飞行多少千米？已知每天训练3小时，飞机的速度是760千米/时。"
+    p = zh("p", "飞机的速度是760千米/小时，每天训练3小时，每天飞行多少千米？", "x=760*3", 2280)
+    assert reorder(p, "given_that", 1).text == "每天飞行多少千米？已知飞机的速度是760千米/小时，每天训练3小时。"
+
+
+def test_a_connective_clause_after_a_quote_moves_with_the_question_and_is_dropped():
+    p = zh("p", "小芳说：“我看了全书的(1/3)，还有80页没看．”那么，小芳已经看了多少页？", "x=80/(1-(1/3))*(1/3)", 40)
+    assert reorder(p, "given_that", 1).text == "小芳已经看了多少页？已知小芳说：“我看了全书的(1/3)，还有80页没看”。"
 
 
 def test_he_becomes_the_one_name_and_a_leading_connective_is_dropped():

@@ -33,8 +33,8 @@ from tasks.augment import zh
 Tagged = list[tuple[str, int | None]]  # (token, its position in the source problem; None: inserted)
 
 _CONDITION_OPENERS = ("如果", "假如", "假设", "若", "要是", "倘若")
-_TIME_CLAUSE_ENDS = ("后", "以后", "时", "时候")
-_NOT_TIME_ENDS = ("/时", "小时")  # a rate or a duration ("速度是70千米/小时", "共同加工6小时"): a statement  # "两车同时开出3小时后，两车相距多少千米？": the question's time
+_TIME_CLAUSE_ENDS = ("后", "以后", "时", "时候")  # "两车同时开出3小时后，两车相距多少千米？": the question's time
+_NOT_TIME_ENDS = ("/时", "小时")  # a rate or a duration ("速度是70千米/小时", "共同加工6小时"): a statement
 # A clause before the question that opens with the remainder sets the question's scope ("余下的要在5天内完成，
 # 平均每天生产多少个": per day of those 5 days); asked first, the question would read as the whole's average.
 _REMAINDER = ("剩下", "余下", "其余", "剩余")

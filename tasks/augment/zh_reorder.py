@@ -7,10 +7,11 @@ The statements keep their order (a statement that leans on the one before it, "�
 same thing when read before the statements, decided from the characters and jieba's words
 (tasks/augment/zh.py):
 
-- a clause that opens the question with a condition or its time ("如果每天修50米，需要多少天？", "开出3小时后，
-  两车相距多少千米？"), or a piece of it cut off by a comma ("A，B两城相距多少千米"), moves with it; a clause
-  before it about the remainder ("余下的要在5天内完成，平均每天生产多少个") or going on from the statements
-  ("照这样的速度，一共需要多少天", "再增加4辆卡车，一共...") sets its scope: refused;
+- a clause that opens the question with a condition, its time or its place ("如果每天修50米，需要多少天？",
+  "开出3小时后，两车相距多少千米？", "72千克水中，含氧多少千克？"), or a piece of it cut off by a comma
+  ("A，B两城相距多少千米"), moves with it; a clause before it about the remainder ("余下的要在5天内完成，
+  平均每天生产多少个") or going on from the statements ("照这样的速度，一共需要多少天", "再增加4辆卡车，
+  一共...") sets its scope: refused;
 - a leading connective (那么, 则, 所以, 因此) is dropped: it joins the question to what came before;
 - a demonstrative before a noun the statements name ("这条小路", "这批货物", "这个工程队") is dropped, the
   bare noun then points at the statements' thing ("小路要修多少天？已知一条小路..."); a demonstrative with
@@ -131,7 +132,7 @@ def reordered(problem) -> Tagged | str:
         before = "".join(t for t in tokens[slice(*spans[first - 1])] if any(ch.isalnum() for ch in t))
         if before.startswith(_REMAINDER + _GOES_ON) and first == q:
             return "reorder_zh_question_scoped_by_the_clause_before"
-        timed = before.endswith(_TIME_CLAUSE_ENDS) and not before.endswith(_NOT_TIME_ENDS)
+        timed = before.endswith(_TIME_CLAUSE_ENDS) and not before.endswith(_NOT_TIME_ENDS) or before.endswith("中")
         if not (before.startswith(_CONDITION_OPENERS) or timed or len(before) <= 2):
             break
         first -= 1

@@ -64,6 +64,11 @@ def test_a_connective_clause_after_a_quote_moves_with_the_question_and_is_droppe
     assert reorder(p, "given_that", 1).text == "小芳已经看了多少页？已知小芳说：“我看了全书的(1/3)，还有80页没看”。"
 
 
+def test_the_place_of_the_question_moves_with_it():
+    p = zh("p", "水是由氢和氧按1：8的重量比化合而成的，72千克水中，含氧多少千克？", "x=72*(8/(1+8))", 64)
+    assert reorder(p, "given_that", 1).text == "72千克水中，含氧多少千克？已知水是由氢和氧按1：8的重量比化合而成的。"
+
+
 def test_he_becomes_the_one_name_and_a_leading_connective_is_dropped():
     p = zh("p", "小明有5个苹果，吃了2个苹果，那么他还剩多少个苹果？", "x=5-2", 3)
     out = reorder(p, "given_that", 1)

@@ -27,6 +27,12 @@ they give is that of verified candidates, not of kept ones.
 
   python bench/label_audit.py --verified --math23k-split runs/splits/m23k.json --out docs/audits
 
+With ``--only OPERATOR`` as well: a Math23K round of that operator alone (MAWPS skipped), its verified candidates
+sampled into ``math23k-comdiv-<operator>-verified.*``.
+
+  python bench/label_audit.py --verified --math23k-split runs/splits/m23k.json --only problem_reordering \
+      --per-operator 60 --out docs/audits
+
 With ``--math23k-split`` alone (no ``--verified``): *kept* Chinese problems, from a small GTS trained on the
 Math23K train side (hidden 128, ``--epochs``, validated once on 300 problems) and the per-operator policy.
 
@@ -221,7 +227,7 @@ def main() -> int:
             problems = read_math23k(args.math23k).problems
             train, valid, tests = split_problems(problems, args.seed, split=load_split_file(args.math23k_split))
             only = tuple(args.only)
-            name = "math23k-comdiv-verified" + "".join(f"-{op}" for op in only)
+            name = "math23k-comdiv" + "".join(f"-{op}" for op in only) + "-verified"
             print(json.dumps(verified_round(name, train, {"valid": valid, **tests}, args.seed,
                                             args.per_operator, args.out, only or ("geca_op1", "geca_op2")),
                              ensure_ascii=False), flush=True)

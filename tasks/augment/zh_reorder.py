@@ -91,7 +91,9 @@ def _drop_demonstratives(tokens: tuple[str, ...], part: Tagged, narrative: str) 
         j = i + 1
         if j >= len(part) or part[j][0] in _NOT_A_THING:
             return "reorder_zh_question_demonstrative"
-        classified = part[j][0] in _CLASSIFIER_CHARS
+        joined = next((w for w in zh.words(tokens) if pos is not None and w.start == pos), None)
+        # a classifier jieba joins to the demonstrative ("这栋", "这项") is one whatever the list says
+        classified = part[j][0] in _CLASSIFIER_CHARS or (joined is not None and joined.end - joined.start == 2)
         j += classified
         rest = "".join(t for t, _ in part[j:j + 4])
         named = next((k for k in range(len(rest), 0, -1) if rest[:k] in narrative and rest[:k].isalpha()), 0)

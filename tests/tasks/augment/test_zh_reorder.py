@@ -69,6 +69,11 @@ def test_the_place_of_the_question_moves_with_it():
     assert reorder(p, "given_that", 1).text == "72千克水中，含氧多少千克？已知水是由氢和氧按1：8的重量比化合而成的。"
 
 
+def test_a_classifier_jieba_joins_to_the_demonstrative_goes_with_it():
+    p = zh("p", "这栋教学楼有3层，每层有6间教室，这栋教学楼一共有多少间教室？", "x=3*6", 18)
+    assert reorder(p, "given_that", 1).text == "教学楼一共有多少间教室？已知这栋教学楼有3层，每层有6间教室。"
+
+
 def test_he_becomes_the_one_name_and_a_leading_connective_is_dropped():
     p = zh("p", "小明有5个苹果，吃了2个苹果，那么他还剩多少个苹果？", "x=5-2", 3)
     out = reorder(p, "given_that", 1)

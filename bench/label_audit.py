@@ -27,6 +27,12 @@ they give is that of verified candidates, not of kept ones.
 
   python bench/label_audit.py --verified --math23k-split runs/splits/m23k.json --out docs/audits
 
+With ``--only OPERATOR`` as well: a Math23K round of that operator alone (MAWPS skipped), its verified candidates
+sampled into ``math23k-comdiv-<operator>-verified.*``.
+
+  python bench/label_audit.py --verified --math23k-split runs/splits/m23k.json --only problem_reordering \
+      --per-operator 60 --out docs/audits
+
 With ``--math23k-split`` alone (no ``--verified``): *kept* Chinese problems, from a small GTS trained on the
 Math23K train side (hidden 128, ``--epochs``, validated once on 300 problems) and the per-operator policy.
 
@@ -79,7 +85,10 @@ def audit_round(name: str, train, valid, held_out: dict, solver_options: dict, e
     summary = None
     if not (reuse and (checkpoint / "checkpoint.json").exists()):  # --reuse: the checkpoint this command trained
         summary = train_solver(train, valid, "gts", solver_config("gts", solver_options), config, checkpoint)
-    batch = generate_candidates(train, AugmentConfig(seed=seed), 1, HeldOut.build(held_out))
+    config = AugmentConfig(seed=seed)
+    if not set(operators) <= set(config.operators):
+        config = AugmentConfig(seed=seed, operators=operators)
+    batch = generate_candidates(train, config, 1, HeldOut.build(held_out))
     by_id = {p.id: p for p in train}
     scores, unscorable = score_with_checkpoint(checkpoint, batch.candidates, "confidence", by_id, seed, "cpu")
     scored = [Scored(c.id, s, c.provenance.operator) for c, s in zip(batch.candidates, scores)]
@@ -136,14 +145,18 @@ def judged_problems(paths: list[Path]) -> frozenset:
 
 def verified_round(name: str, train, held_out: dict, seed: int, per_operator: int, out: Path,
                    operators: tuple[str, ...]) -> dict:
-    """One round's verified candidates (no solver), a seeded sample of each operator to judge."""
+    """One round's verified candidates (no solver), a seeded sample of each operator to judge. The round runs
+    operations 1 and 2 (the default config) unless another operator is asked for: then only those."""
     from mwp.expr import Num, substitute, to_infix
     from tasks.augment.base import AugmentConfig
     from tasks.augment.generate import generate_candidates
     from tasks.augment.leakage import HeldOut
 
     t0 = time.perf_counter()
-    batch = generate_candidates(train, AugmentConfig(seed=seed), 1, HeldOut.build(held_out))
+    config = AugmentConfig(seed=seed)
+    if not set(operators) <= set(config.operators):
+        config = AugmentConfig(seed=seed, operators=operators)
+    batch = generate_candidates(train, config, 1, HeldOut.build(held_out))
     by_id = {p.id: p for p in train}
     rng = random.Random(seed)
     rows = []
@@ -252,9 +265,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.math23k_split:
             problems = read_math23k(args.math23k).problems
             train, valid, tests = split_problems(problems, args.seed, split=load_split_file(args.math23k_split))
-            print(json.dumps(verified_round("math23k-comdiv-verified", train, {"valid": valid, **tests}, args.seed,
-                                            args.per_operator, args.out, ("geca_op1", "geca_op2")),
+            only = tuple(args.only)
+            name = "math23k-comdiv" + "".join(f"-{op}" for op in only) + "-verified"
+            print(json.dumps(verified_round(name, train, {"valid": valid, **tests}, args.seed,
+                                            args.per_operator, args.out, only or ("geca_op1", "geca_op2")),
                              ensure_ascii=False), flush=True)
+            if only:
+                return 0  # the operators asked for, on Math23K only
         _, mawps = DataSpec("mawps", args.mawps).load()
         train, valid, tests = split_problems(mawps, args.seed)
         print(json.dumps(verified_round("mawps-iid-verified", train, {"valid": valid, **tests}, args.seed,

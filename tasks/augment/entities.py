@@ -21,6 +21,7 @@ from mwp.expr import BinOp, iter_nodes, quantity_slots
 from mwp.problem import Problem
 from mwp.text import CLAUSE_END, clause_spans, is_number_token
 from tasks.augment import zh
+from tasks.augment.zh_reorder import question_clause
 from tasks.augment.base import CUE_WORDS_EN, UNIT_WORDS
 from tasks.augment.morph import INVARIANT, is_participle, lemma, plural, singular  # noqa: F401 (re-exported)
 
@@ -218,8 +219,11 @@ def quantity_entity(problem: Problem, slot: int) -> str | None:
 
 
 def question_span(problem: Problem) -> tuple[int, int]:
-    """Token span of the question clause: the last clause."""
+    """Token span of the question clause: the last clause (Chinese: the last clause asking 多少/几, so a
+    problem reordered to "...多少天？已知..." is read at its question)."""
     spans = clause_spans(problem.tokens)
+    if spans and problem.language == "zh":
+        return spans[question_clause(problem.tokens, spans)]
     return spans[-1] if spans else (0, 0)
 
 
@@ -327,7 +331,7 @@ def read(problem: Problem, elided: bool = False) -> Reading:
     spans = clause_spans(tokens)
     positions = problem.quantity_positions()
     clause_of = tuple(next((c for c, (a, b) in enumerate(spans) if a <= p < b), len(spans) - 1) for p in positions)
-    q_start, q_end = spans[-1] if spans else (0, 0)
+    q_start, q_end = question_span(problem)
     if problem.language == "zh":
         key = tuple(tokens)
         first = zh.holder(key, 0, len(tokens), None, UNRESOLVED)

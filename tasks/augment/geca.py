@@ -23,7 +23,8 @@ from mwp.text import CLAUSE_END
 from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units, rng_for
 from tasks.augment import zh
 from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
-                                    has_abbreviation, lexicon_genders, names_in, neutral, predicate, rated_nouns, read)
+                                    has_abbreviation, lexicon_genders, names_in, neutral, predicate, question_span,
+                                    rated_nouns, read)
 from tasks.augment.en_conditional import declarative_donor
 from tasks.augment.en_refusal import asks_what_came_before, en_refusal
 from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
@@ -201,6 +202,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     for d, (problem, u, reading) in enumerate(zip(donor_problems, donor_units, donor_readings)):
         if not donor_ok(problem, u) or reading.question_entity is None or has_abbreviation(problem.tokens):
             continue
+        if question_span(problem) != u.spans[-1]:
+            batch.rejected["op1_question_not_last"] += 1  # "...多少天？已知...": the narrative is not before it
+            continue
         q_start, q_end = u.spans[-1]
         if not _is_rate(problem, q_start, q_end):
             reason = _donor_inconsistent(problem, u, reading, elided=True)
@@ -226,6 +230,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         lang = host.language
         if has_abbreviation(host.tokens):
             batch.rejected["op1_abbreviation_cuts_a_clause"] += 1
+            continue
+        if question_span(host) != u.spans[-1]:
+            batch.rejected["op1_question_not_last"] += 1  # a reordered problem asks first: no narrative to splice into
             continue
         if _donor_inconsistent(host, u, reading):
             batch.rejected["op1_host_question_not_about_its_narrative"] += 1  # a composition would inherit it

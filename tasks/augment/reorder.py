@@ -5,8 +5,10 @@ same expression. Two forms, as in paper 000's examples:
 - ``if_then``:    "If Lucy has ... and she wants ... then how many fish would Lucy have then?"
 
 A question that opens with its own condition ("If she had 4 shelves ..., how many ...?") gives that
-condition to the narrative. English only: Chinese problems are counted as ``reorder_not_applicable_zh``
-(their clause order carries the arithmetic; a filler phrase would not read as Chinese).
+condition to the narrative. Chinese problems have their own reader (tasks/augment/zh_reorder.py):
+"<question>？已知<statements>。" (form ``zh_given``), refused by counted ``reorder_zh_*`` reasons where the
+question would not say the same thing read first. Both languages build the new problem the same way
+(:func:`_moved`): every source quantity keeps its value and is renumbered by its new place in the text.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Sequence
 from mwp.problem import Problem
 from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, assemble, rng_for
 from tasks.augment.entities import load_names
+from tasks.augment.zh_reorder import reordered as reordered_zh
 
 _END = {".", "!", "?"}
 
@@ -25,9 +28,23 @@ def _lower_first(part: list[tuple[str, int | None]], names: set[str]) -> list[tu
     return part
 
 
+def _moved(problem: Problem, out: list[tuple[str, int | None]], form: str, round_: int) -> Problem:
+    """The problem of tokens ``out`` (each with its source position, None where inserted): quantity slots
+    re-indexed by their new order in the text, same expression."""
+    new_pos = {old: i for i, (_, old) in enumerate(out) if old is not None}
+    flat = problem.quantity_positions()
+    slots = [Slot(new_pos[pos], j, q.value, q.surface) for j, (pos, q) in enumerate(zip(flat, problem.quantities))
+             if pos in new_pos]
+    return assemble([t for t, _ in out], slots, problem.expression, problem.language, (problem.id,),
+                    "problem_reordering", form, round_, problem.provenance.source)
+
+
 def reorder(problem: Problem, form: str, round_: int) -> Problem | str:
-    if problem.language != "en":
-        return "reorder_not_applicable_zh"
+    """``problem`` reordered in ``form`` (English: ``given_that``/``if_then``; Chinese always ``zh_given``),
+    or the reason it is refused."""
+    if problem.language == "zh":
+        out = reordered_zh(problem)
+        return out if isinstance(out, str) else _moved(problem, out, "zh_given", round_)
     if len(problem.sentences) < 2:
         return "reorder_single_sentence"
     names = {n[0] for group in load_names().values() for n in group if len(n) == 1}
@@ -58,12 +75,7 @@ def reorder(problem: Problem, form: str, round_: int) -> Problem | str:
         out = question + [("given", None), ("that", None)] + joined + [("?", None)]
     else:
         out = [("If", None)] + joined + [("then", None)] + _lower_first(question, names) + [("?", None)]
-    new_pos = {old: i for i, (_, old) in enumerate(out) if old is not None}
-    flat = problem.quantity_positions()
-    slots = [Slot(new_pos[pos], j, q.value, q.surface) for j, (pos, q) in enumerate(zip(flat, problem.quantities))
-             if pos in new_pos]
-    return assemble([t for t, _ in out], slots, problem.expression, problem.language, (problem.id,),
-                    "problem_reordering", form, round_, problem.provenance.source)
+    return _moved(problem, out, form, round_)
 
 
 def problem_reordering(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_: int) -> CandidateBatch:

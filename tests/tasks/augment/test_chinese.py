@@ -100,7 +100,8 @@ def test_chinese_text_the_tags_cannot_read_is_a_counted_rejection():
     assert batch.candidates == []
     assert sum(batch.rejected.values()) >= len(odd)
     assert batch.rejected == {"op1_host_question_not_about_its_narrative": 3, "op2_no_alternative": 3,
-                              "entity_none_replaceable": 3, "reorder_not_applicable_zh": 3}
+                              "entity_none_replaceable": 3, "reorder_zh_question_not_found": 2,
+                              "check_question_unreadable": 1}  # "共多少？已知有5个，又有3个。" counts nothing named
 
 
 def test_jieba_keeps_its_cache_in_the_user_cache_or_temp_directory_not_a_shared_path():

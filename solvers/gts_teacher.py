@@ -17,6 +17,7 @@ import torch
 from solvers.dropout import scaled_keep_mask
 from solvers.gts_decoder import DecoderContext, GTSDecoder, state_dtype
 from solvers.gts_plan import step_rows
+from solvers.step_autograd import StepStore
 
 
 class PassDropout:
@@ -75,16 +76,17 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
     sorted_targets = [ids[:n] for ids, n in zip(target.tolist(), sorted_lengths)]
     plan = step_rows(sorted_targets, dec.n_ops, L, active, target.device)
     drop = PassDropout(dec.dropout.p if dec.training else 0.0, sum(active), target.device, state_dtype(ctx.enc))
-    # outputs of the steps so far, concatenated as they come (see StepRows): one two-input cat a
-    # step each, rather than re-concatenating every earlier step's output whenever one is read
-    op_left = op_right = op_label = subtrees = None
+    # outputs of the steps so far, in stores that later steps gather from (solvers/step_autograd.py's
+    # StepStore: one gradient buffer a store instead of a zero tensor a gather and a split a step)
+    op_left, op_right, op_label = StepStore(plan.n_op_rows), StepStore(plan.n_op_rows), StepStore(plan.n_op_rows)
+    subtrees = StepStore(sum(active))
     goal_contexts, tokens = [], []  # per step, (n_t, ...): scored once after the loop
     layers = dec.step_layers()
     prefixes = ctx.prefixes(active)
     targets_t = target.t()  # (L, B): step t's tokens are a row, not a strided column
     # leaves' embeddings are rows of the numbers' embeddings flattened to (B * (C+Q), H)
     n_numbers = ctx.num_emb.shape[1]
-    numbers = ctx.num_emb.reshape(B * n_numbers, -1)
+    numbers = StepStore.of(ctx.num_emb.reshape(B * n_numbers, -1))
     row_start = torch.arange(B, device=target.device)[:, None] * n_numbers  # (B, 1)
     leaf_at = (row_start + (target - dec.n_ops).clamp(0, n_numbers - 1)).t()  # (L, B)
     start = 0  # first row of step t among all steps' rows
@@ -96,9 +98,9 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
         else:
             parts = []
             if plan.n_left[t]:
-                parts.append(dec.left_goal(op_left[plan.left_goal_at[t]], layers, drop))
+                parts.append(dec.left_goal(op_left.read(plan.left_goal_at[t]), layers, drop))
             if plan.n_right[t]:
-                sibling, parent = subtrees[plan.sibling_at[t]], op_right[plan.right_goal_at[t]]
+                sibling, parent = subtrees.read(plan.sibling_at[t]), op_right.read(plan.right_goal_at[t])
                 parts.append(dec.right_goal(sibling, parent, layers, drop))
             goal = parts[0] if len(parts) == 1 else torch.cat(parts)[plan.unsort[t]]  # (n, H)
         context = dec.attend(rows, goal, layers, drop)
@@ -117,15 +119,15 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
         ops = plan.ops[t]  # gathers index with a tensor (one operation fewer than index_select)
         if ops.numel():
             left, right, label = dec.child_goals_of(goal_context[ops], tok[ops], layers, drop)
-            op_left, op_right, op_label = (x if acc is None else torch.cat([acc, x])
-                                           for acc, x in ((op_left, left), (op_right, right), (op_label, label)))
-        subtree = numbers[leaf]  # (n, H) leaf embeddings; operator rows hold a placeholder never read
-        for k, merging in enumerate(plan.merge_rows[t]):
-            merged = dec.merge_subtrees(op_label[plan.merge_label_at[t][k]],
-                                        subtrees[plan.merge_left_at[t][k]],
-                                        subtree[merging], layers, drop)
-            subtree = subtree.index_copy(0, merging, merged)
-        subtrees = subtree if subtrees is None else torch.cat([subtrees, subtree])
+            op_left.append(left)
+            op_right.append(right)
+            op_label.append(label)
+        subtrees.append(numbers.read(leaf))  # (n, H) leaf embeddings; operator rows hold a placeholder never read
+        for k in range(len(plan.merge_rows[t])):
+            at = plan.merge_self_at[t][k]
+            merged = dec.merge_subtrees(op_label.read(plan.merge_label_at[t][k]),
+                                        subtrees.read(plan.merge_left_at[t][k]), subtrees.read(at), layers, drop)
+            subtrees.write_at(at, merged)
         start += n
     # every decoded token's scores at once: rows step after step, as plan.token_row lists them
     row = plan.token_row

@@ -105,6 +105,8 @@ class StepRows:
     token_at: torch.Tensor  # (N,) flat index b * L + t of every decoded token, step after step
     token_row: torch.Tensor  # (N,) row b of every decoded token, step after step
     n_op_rows: int  # operator rows of all steps (rows of the operator outputs' concatenation)
+    op_token_at: torch.Tensor | None = None  # (n_op_rows,) flat index b * L + t of every operator token, step after step
+    op_rows_at: list[torch.Tensor] | None = None  # per step: its operator rows' indices among all steps' (a range)
 
 
 def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[int],
@@ -164,6 +166,8 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
         out.merge_self_at.append(self_k)
         out.n_left.append(len(lefts))
         out.n_right.append(len(rights))
+    op_token_at = tensor([b * length + t for t in range(length) for b in sorted(op_pos[t])])
+    op_rows_at = [tensor(list(range(op_offset[t], op_offset[t] + len(op_pos[t])))) for t in range(length)]
     token_at = tensor([b * length + t for t in range(length) for b in range(active[t])])
     token_row = tensor([b for t in range(length) for b in range(active[t])])
     whole = torch.tensor(flat, dtype=torch.long).to(device, non_blocking=True)
@@ -174,4 +178,5 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
     for name in ("merge_rows", "merge_label_at", "merge_left_at", "merge_self_at"):
         setattr(out, name, [[pieces[i] for i in per_k] for per_k in getattr(out, name)])
     out.token_at, out.token_row = pieces[token_at], pieces[token_row]
+    out.op_token_at, out.op_rows_at = pieces[op_token_at], [pieces[i] for i in op_rows_at]
     return out

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Issue #32's GPU checks in one call, from the repository root of a fresh GPU machine (its image has torch,
 # transformers, sympy and scikit-learn, no pytest): run bench/gpu_ship.sh here first and name gpuship in
-# the call's `carry`; outputs go to $OUT (six files). About 8 minutes; each step has its own limit:
+# the call's `carry`; outputs go to $OUT (six files). At most LIMIT seconds (480: 8 minutes):
 #   1. bench/gpu_speed.py on MAWPS alone, on the idle GPU: fp32 and bf16 epochs, aten ops, kernels,
 #      GPU-busy share, beam-5 and scoring rates, and the public GTS trained on the same GPU (the ratio);
 #   2. the accuracy check: paper-size MAWPS GTS, seeds 0-2, 80 epochs, the published protocol (all of the
@@ -11,6 +11,8 @@
 #   3. tests/solvers/test_cuda.py, run while the trainings of step 2 go on.
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there).
 set -u
+START=$(date +%s)
+LIMIT=${LIMIT:-480}  # seconds the whole script may take (timeout_s of the run call: LIMIT + 30)
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
 LOG="$OUT/session.txt"
@@ -35,17 +37,19 @@ else
 fi
 
 say "1. gpu_speed ${SPEED[*]}"
-timeout 170 python bench/gpu_speed.py "${SPEED[@]}" --out "$OUT/gpu_speed.json" > "$OUT/gpu_speed.txt" 2>&1
+timeout 130 python bench/gpu_speed.py "${SPEED[@]}" --out "$OUT/gpu_speed.json" > "$OUT/gpu_speed.txt" 2>&1
 say "   gpu_speed exit $?"
 
 say "2. precision_accuracy ${ACC[*]}: six trainings in the background"
 RUNS=$(mktemp -d)
-timeout 370 python bench/precision_accuracy.py "${ACC[@]}" --precisions fp32,bf16 --workers 6 \
+LEFT=$((LIMIT - ($(date +%s) - START) - 10))  # what the trainings may use: all that is left
+say "   limit ${LEFT} s"
+timeout $LEFT python bench/precision_accuracy.py "${ACC[@]}" --precisions fp32,bf16 --workers 6 \
   --out-dir "$RUNS" > "$OUT/accuracy.txt" 2>&1 &
 ACC_PID=$!
 
 say "3. tests/solvers/test_cuda.py"
-timeout 300 python -m pytest -q -p no:cacheprovider tests/solvers/test_cuda.py > "$OUT/cuda_tests.txt" 2>&1
+timeout $((LEFT - 20)) python -m pytest -q -p no:cacheprovider tests/solvers/test_cuda.py > "$OUT/cuda_tests.txt" 2>&1
 say "   test_cuda exit $? ($(tail -1 "$OUT/cuda_tests.txt"))"
 
 wait $ACC_PID

@@ -138,8 +138,10 @@ def test_step_store_gradients_equal_plain_autograd():
         x.data = torch.linspace(-1, 1, 10, dtype=torch.float64).view(5, 2)
         w = torch.tensor([[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]], dtype=torch.float64, requires_grad=True)
         loss = _store_loop(x, w, stored)
-        loss.backward()
+        loss.backward(retain_graph=True)
         grads.append((loss.item(), x.grad.clone(), w.grad.clone()))
+        loss.backward()  # a second backward of the same graph adds the same gradients again
+        assert torch.allclose(x.grad, 2 * grads[-1][1], atol=1e-12) and torch.allclose(w.grad, 2 * grads[-1][2])
     (l0, gx0, gw0), (l1, gx1, gw1) = grads
     assert l1 == pytest.approx(l0, rel=1e-14)
     assert torch.allclose(gx1, gx0, atol=1e-12) and torch.allclose(gw1, gw0, atol=1e-12)

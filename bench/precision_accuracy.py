@@ -13,6 +13,8 @@ command again.
         --out-dir docs/measurements/precision_accuracy
     .venv/bin/python bench/precision_accuracy.py --workers 2 --threads 1 ...   # two one-thread runs at a time
     .venv/bin/python bench/precision_accuracy.py ... --report-only   # the table of the runs done so far
+    python bench/precision_accuracy.py --workers 6 --no-resume ...    # on one GPU: six runs side by side
+    .venv/bin/python bench/precision_accuracy.py --tiny --data SMALL.json ...  # the machinery, in seconds
 
 A change to the code that could move accuracy is checked the same way: run the runs of the new code into
 a new ``--out-dir`` and give the old code's runs (same seeds, same script) as ``--baseline-dir``; the
@@ -43,7 +45,8 @@ def run_name(precision: str, seed: int) -> str:
 def run_one(args, precision: str, seed: int, out: Path) -> None:
     cmd = [sys.executable, str(ROOT / "bench/solver_speed.py"), "--epochs", str(args.epochs), "--valid-fraction", "0",
            "--precision", precision, "--seed", str(seed), "--threads", str(args.threads), "--bs1-problems",
-           str(args.bs1_problems), "--resume-dir", str(Path(args.state_dir) / run_name(precision, seed)),
+           str(args.bs1_problems), "--hidden", str(args.hidden), "--embedding", str(args.embedding),
+           *([] if args.no_resume else ["--resume-dir", str(Path(args.state_dir) / run_name(precision, seed))]),
            "--out", str(out), *(["--data", args.data] if args.data else [])]
     print(f"== {run_name(precision, seed)}: {' '.join(cmd[1:])}", flush=True)
     started = time.perf_counter()
@@ -139,6 +142,13 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workers", type=int, default=1, help="runs at a time, each its own process of --threads threads")
     ap.add_argument("--bs1-problems", type=int, default=20, help="passed on; only the inference timing uses it")
+    ap.add_argument("--hidden", type=int, default=512, help="GTS hidden size (512: the paper's)")
+    ap.add_argument("--embedding", type=int, default=128, help="GTS embedding size (128: the paper's)")
+    ap.add_argument("--no-resume", action="store_true", help="no training state saved after each epoch (a run "
+                                                             "that finishes in one sitting, as on a GPU)")
+    ap.add_argument("--tiny", action="store_true", help="a check of the machinery in seconds: 2 epochs of a GTS "
+                                                        "of hidden 16 and embedding 8, one thread a run, no states; "
+                                                        "its accuracies mean nothing")
     ap.add_argument("--data", help="MAWPS.json (default: solver_speed.py's)")
     ap.add_argument("--out-dir", default=str(ROOT / "runs/precision_accuracy"), help="one JSON per run")
     ap.add_argument("--state-dir", default=str(ROOT / "runs/precision_accuracy_state"),
@@ -147,6 +157,9 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline-dir", help="runs of the same seeds and precisions by other code (the "
                                            "comparison of a code change): reported against this run set")
     args = ap.parse_args(argv)
+    if args.tiny:
+        args.epochs, args.hidden, args.embedding, args.threads, args.bs1_problems = 2, 16, 8, 1, 1
+        args.no_resume = True
     seeds = [int(s) for s in args.seeds.split(",")]
     precisions = [p.strip() for p in args.precisions.split(",")]
     if len(precisions) < 2 and not args.baseline_dir:

@@ -88,35 +88,41 @@ class _BiRecurrence(torch.autograd.Function):
         D, T, B, H = outs.shape
         d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype).unbind(1)  # per step (2, B, H)
         # Every gate gradient is the gradient reaching the cell's output, dh, times a factor of the
-        # saved forward values alone. The factors are computed for all steps at once, in the buffer
-        # the gradients end in ([r, z, W_hn h + b_hn, n's input side] per step), so the sequential
-        # loop does only what depends on dh. At padded steps every factor is 0 (z is exactly 1).
+        # saved forward values alone. The factors of the recurrent product's inputs are computed for
+        # all steps at once, in the buffer the gradients end in ([r, z, W_hn h + b_hn] per step), so
+        # the sequential loop does only what depends on dh; n's input side, which the loop does not
+        # read, is multiplied by every step's dh after it. At padded steps every factor is 0 (z is 1).
         h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1)  # (2, T, B, H)
         one_minus_z = 1 - z
-        factors = outs.new_empty(D, T, B, 4, H)
-        d_in = torch.mul(one_minus_z, 1 - N * N, out=factors[..., 3, :])  # d n's input-side pre-activation / dh
+        factors = outs.new_empty(D, T, B, 3, H)
+        d_in = one_minus_z * (1 - N * N)  # d n's input-side pre-activation / dh
         torch.mul(d_in * HN, r * (1 - r), out=factors[..., 0, :])  # dr / dh
         torch.mul(one_minus_z * z, h_prevs - N, out=factors[..., 1, :])  # dz / dh
         torch.mul(d_in, r, out=factors[..., 2, :])  # d(W_hn h + b_hn) / dh
         steps, carry = factors.unbind(1), z.unbind(1)  # d(new state) / d(state) on the direct path is z
         dh = d_final.to(outs.dtype) + d_outs[T - 1]  # the last state is also the output at step T - 1
+        dhs = [dh] * T  # the gradient reaching each step's output, in time order
         if lowp is not None:
             w_low = w_hh.to(lowp)
             g_low, dh_low = outs.new_empty(D, B, 3 * H, dtype=lowp), outs.new_empty(D, B, H, dtype=lowp)
             dh_rec = outs.new_empty(D, B, H)
         for t in range(T - 1, -1, -1):
-            g = steps[t].mul_(dh.view(D, B, 1, H))[:, :, :3].view(D, B, 3 * H)
+            g = steps[t]
+            g.mul_(dh.view(D, B, 1, H))
             if not t:
                 break  # the initial state is a constant: no gradient to carry past step 0
+            g = g.view(D, B, 3 * H)
             # the gradient reaching step t - 1's state: its output's, the direct path's, the gates'
             if lowp is None:
                 dh = torch.baddbmm(torch.addcmul(d_outs[t - 1], dh, carry[t]), g, w_hh)
             else:
                 torch.bmm(g_low.copy_(g), w_low, out=dh_low)
                 dh = torch.addcmul(d_outs[t - 1], dh, carry[t]).add_(dh_rec.copy_(dh_low))
-        d_gi = torch.cat([factors[..., :2, :].reshape(D, T, B, 2 * H), factors[..., 3, :]], -1)
+            dhs[t - 1] = dh
+        d_in.mul_(torch.stack(dhs, 1))
+        d_gi = torch.cat([factors[..., :2, :].reshape(D, T, B, 2 * H), d_in], -1)
         h_prevs = h_prevs.reshape(D, T * B, H)
-        flat = factors[..., :3, :].reshape(D, T * B, 3 * H)
+        flat = factors.view(D, T * B, 3 * H)
         if lowp is None:
             d_w_hh = torch.bmm(flat.transpose(1, 2), h_prevs)  # (2, 3H, H): one matmul for all steps
         else:

@@ -160,7 +160,7 @@ class GTSDecoder(nn.Module):
         q = self._drop(drop, "attend", goal)
         R, T, H = ctx.enc_proj.shape
         hidden = torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + ctx.enc_proj)  # (R, T, H)
-        energy = hidden.view(R * T, H).mv(_as(self.attn_v.weight[0], hidden.dtype)).view(R, T)  # attn_v, one product
+        energy = hidden.view(R * T, H).mv(_as(self.attn_v.weight.view(H), hidden.dtype)).view(R, T)  # attn_v, one product
         # masked and normalized in float32: NEG does not fit in float16, and the weights sum to 1
         weights = (_float32(energy) + ctx.text_bias).softmax(-1)
         return torch.bmm(weights[:, None], ctx.enc).squeeze(1)  # (R, H); autocast casts the weights
@@ -180,6 +180,13 @@ class GTSDecoder(nn.Module):
         num = _float32(num).masked_fill(~num_mask, NEG)
         return torch.cat([_float32(self._layer(layers, "ops")(leaf)), num], -1)
 
+    def quantity_scores(self, qty_proj: torch.Tensor, goal_context: torch.Tensor,
+                        drop: Drop | None = None) -> torch.Tensor:
+        """The quantity slots' part of :meth:`logits_of` (R, Q), unmasked, in float32, from the
+        quantities' rows of ``num_proj`` (R, Q, H): all the repeated-value rule compares."""
+        leaf = self._drop(drop, "leaf", goal_context)
+        return _float32(self.score_v(torch.tanh(self.score_leaf(leaf)[:, None] + qty_proj)).squeeze(-1))
+
     def scores(self, ctx: DecoderContext, goal: torch.Tensor,
                layers: DeferredLinears | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits over [operators | constants | the batch's quantity slots] (R, n_ops+C+Q) and the
@@ -195,10 +202,19 @@ class GTSDecoder(nn.Module):
     def child_goals_of(self, goal_context: torch.Tensor, op_ids: torch.Tensor, layers: DeferredLinears | None = None,
                        drop: Drop | None = None):
         """:meth:`child_goals` of ``[goal; context]`` (R, 2H)."""
-        label = _as(self.op_embedding(op_ids.clamp(0, self.n_ops - 1)), goal_context.dtype)
+        label = self.op_labels(op_ids, goal_context.dtype)
+        return (*self.child_goals_with(goal_context, label, layers, drop), label)
+
+    def op_labels(self, op_ids: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """Operator embeddings (R, E) of operator ids (R,), in ``dtype``."""
+        return _as(self.op_embedding(op_ids.clamp(0, self.n_ops - 1)), dtype)
+
+    def child_goals_with(self, goal_context: torch.Tensor, label: torch.Tensor, layers: DeferredLinears | None = None,
+                         drop: Drop | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Left and right child goals (R, H) of ``[goal; context]`` (R, 2H) and operator embeddings (R, E)."""
         x = self._drop(drop, "generate", torch.cat([goal_context, label], -1))
         left, right = self._gated(layers, "generate", x, pieces=2).view(x.shape[0], 2, -1).unbind(1)
-        return left, right, label
+        return left, right
 
     def merge_subtrees(self, label: torch.Tensor, left: torch.Tensor, right: torch.Tensor,
                        layers: DeferredLinears | None = None, drop: Drop | None = None) -> torch.Tensor:
@@ -208,17 +224,6 @@ class GTSDecoder(nn.Module):
         """Embedding (R, H) of constant/quantity output ids (operator ids give row 0, unused)."""
         index = (ids - self.n_ops).clamp(0, ctx.num_emb.shape[1] - 1)
         return ctx.num_emb.gather(1, index[:, None, None].expand(-1, 1, ctx.num_emb.shape[-1])).squeeze(1)
-
-    def best_equal_slot(self, logits: torch.Tensor, tok: torch.Tensor, qty_class: torch.Tensor) -> torch.Tensor:
-        """Target ids (R,) with each quantity slot replaced by the slot of the same value class
-        (R, Q) that ``logits`` (R, n_ops+C+Q) score highest; operators and constants unchanged."""
-        first = self.n_ops + self.n_constants
-        slot = tok - first
-        is_slot = slot >= 0
-        cls = qty_class.gather(1, slot.clamp(min=0)[:, None])  # (R, 1)
-        same = (qty_class == cls) & is_slot[:, None]  # (R, Q); includes the slot itself
-        best = logits[:, first:].detach().masked_fill(~same, float("-inf")).argmax(1) + first
-        return torch.where(is_slot, best, tok)
 
     def token_log_probs(self, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor,
                         qty_class: torch.Tensor | None = None) -> torch.Tensor:

@@ -99,10 +99,14 @@ class StepRows:
     merge_rows: list[list[torch.Tensor]]  # per step, per merge level: rows merging
     merge_label_at: list[list[torch.Tensor]]  # ... flat index of the merged operator's embedding
     merge_left_at: list[list[torch.Tensor]]  # ... flat subtree index of its left child
+    merge_self_at: list[list[torch.Tensor]]  # ... flat subtree index of the merging row itself
     n_left: list[int]  # per step: len(left), known without reading a tensor
     n_right: list[int]  # per step: len(right)
     token_at: torch.Tensor  # (N,) flat index b * L + t of every decoded token, step after step
     token_row: torch.Tensor  # (N,) row b of every decoded token, step after step
+    n_op_rows: int  # operator rows of all steps (rows of the operator outputs' concatenation)
+    op_token_at: torch.Tensor | None = None  # (n_op_rows,) flat index b * L + t of every operator token, step after step
+    op_rows_at: list[torch.Tensor] | None = None  # per step: its operator rows' indices among all steps' (a range)
 
 
 def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[int],
@@ -132,7 +136,7 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
     def op_at(b: int, p: int) -> int:
         return op_offset[p] + op_pos[p][b]
 
-    out = StepRows(*([] for _ in range(12)), token_at=None, token_row=None)  # type: ignore[arg-type]
+    out = StepRows(*([] for _ in range(13)), token_at=None, token_row=None, n_op_rows=n_op_total)  # type: ignore[arg-type]
     for t in range(length):
         n = active[t]
         lefts = [b for b in range(n) if not is_right[b][t]]
@@ -149,17 +153,21 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
         out.sibling_at.append(tensor([sub_offset[left_step[b][t]] + b for b in rights]))
         out.ops.append(tensor(sorted(op_pos[t])))
         depth = max((len(chains[b][t]) for b in range(n)), default=0)
-        rows_k, label_k, left_k = [], [], []
+        rows_k, label_k, left_k, self_k = [], [], [], []
         for k in range(depth):
             rows = [b for b in range(n) if len(chains[b][t]) > k]
             rows_k.append(tensor(rows))
             label_k.append(tensor([op_at(b, chains[b][t][k][0]) for b in rows]))
             left_k.append(tensor([sub_offset[chains[b][t][k][1]] + b for b in rows]))
+            self_k.append(tensor([sub_offset[t] + b for b in rows]))
         out.merge_rows.append(rows_k)
         out.merge_label_at.append(label_k)
         out.merge_left_at.append(left_k)
+        out.merge_self_at.append(self_k)
         out.n_left.append(len(lefts))
         out.n_right.append(len(rights))
+    op_token_at = tensor([b * length + t for t in range(length) for b in sorted(op_pos[t])])
+    op_rows_at = [tensor(list(range(op_offset[t], op_offset[t] + len(op_pos[t])))) for t in range(length)]
     token_at = tensor([b * length + t for t in range(length) for b in range(active[t])])
     token_row = tensor([b for t in range(length) for b in range(active[t])])
     whole = torch.tensor(flat, dtype=torch.long).to(device, non_blocking=True)
@@ -167,7 +175,8 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
     pieces = [whole[a:b] if b > a else nothing for a, b in spans]  # one shared empty slice
     for name in ("unsort", "left_goal_at", "right_goal_at", "sibling_at", "ops"):
         setattr(out, name, [pieces[i] for i in getattr(out, name)])
-    for name in ("merge_rows", "merge_label_at", "merge_left_at"):
+    for name in ("merge_rows", "merge_label_at", "merge_left_at", "merge_self_at"):
         setattr(out, name, [[pieces[i] for i in per_k] for per_k in getattr(out, name)])
     out.token_at, out.token_row = pieces[token_at], pieces[token_row]
+    out.op_token_at, out.op_rows_at = pieces[op_token_at], [pieces[i] for i in op_rows_at]
     return out

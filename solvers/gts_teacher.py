@@ -17,6 +17,7 @@ import torch
 from solvers.dropout import scaled_keep_mask
 from solvers.gts_decoder import DecoderContext, GTSDecoder, state_dtype
 from solvers.gts_plan import step_rows
+from solvers.step_autograd import StepStore
 
 
 class PassDropout:
@@ -70,23 +71,32 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
         class_size = (qty_class[:, :, None] == qty_class[:, None, :]).sum(-1)  # (B, Q)
         repeated = (target >= dec.n_ops + dec.n_constants) & (class_size.gather(1, slot) > 1)
         choose_at = (repeated & target_mask.index_select(0, order)).any(0).tolist()
+        # per step and row, the slots a repeated leaf may come from: those of its target's value class
+        same = qty_class[:, None, :] == qty_class.gather(1, slot)[:, :, None]  # (B, L, Q)
+        not_from = (~(same & repeated[:, :, None])).transpose(0, 1)  # (L, B, Q)
+        choosing = repeated.t()  # (L, B)
     sorted_lengths = lengths.index_select(0, order).tolist()
     active = [sum(1 for n in sorted_lengths if n > t) for t in range(L)]  # rows decoding at step t
     sorted_targets = [ids[:n] for ids, n in zip(target.tolist(), sorted_lengths)]
     plan = step_rows(sorted_targets, dec.n_ops, L, active, target.device)
     drop = PassDropout(dec.dropout.p if dec.training else 0.0, sum(active), target.device, state_dtype(ctx.enc))
-    # outputs of the steps so far, concatenated as they come (see StepRows): one two-input cat a
-    # step each, rather than re-concatenating every earlier step's output whenever one is read
-    op_left = op_right = op_label = subtrees = None
+    # outputs of the steps so far, in stores that later steps gather from (solvers/step_autograd.py's
+    # StepStore: one gradient buffer a store instead of a zero tensor a gather and a split a step)
+    op_left, op_right = StepStore(plan.n_op_rows), StepStore(plan.n_op_rows)
+    # every operator token is known in advance (the repeated-value rule changes leaves only): their
+    # embeddings are looked up once, step after step
+    op_label = StepStore.of(dec.op_labels(target.reshape(-1)[plan.op_token_at], state_dtype(ctx.enc)))
+    subtrees = StepStore(sum(active))
     goal_contexts, tokens = [], []  # per step, (n_t, ...): scored once after the loop
     layers = dec.step_layers()
     prefixes = ctx.prefixes(active)
-    targets_t = target.t()  # (L, B): step t's tokens are a row, not a strided column
+    # every decoded token (and below its leaf row) step after step: step t's are a slice
+    tokens_in_order = target.reshape(-1)[plan.token_at]  # (N,)
     # leaves' embeddings are rows of the numbers' embeddings flattened to (B * (C+Q), H)
     n_numbers = ctx.num_emb.shape[1]
-    numbers = ctx.num_emb.reshape(B * n_numbers, -1)
-    row_start = torch.arange(B, device=target.device)[:, None] * n_numbers  # (B, 1)
-    leaf_at = (row_start + (target - dec.n_ops).clamp(0, n_numbers - 1)).t()  # (L, B)
+    numbers = StepStore.of(ctx.num_emb.reshape(B * n_numbers, -1))
+    row_start = plan.token_row * n_numbers  # (N,) each decoded token's first row of the numbers
+    leaf_at = row_start + (tokens_in_order - dec.n_ops).clamp(0, n_numbers - 1)  # (N,)
     start = 0  # first row of step t among all steps' rows
     for t in range(L):
         n = active[t]
@@ -96,36 +106,36 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
         else:
             parts = []
             if plan.n_left[t]:
-                parts.append(dec.left_goal(op_left[plan.left_goal_at[t]], layers, drop))
+                parts.append(dec.left_goal(op_left.read(plan.left_goal_at[t]), layers, drop))
             if plan.n_right[t]:
-                sibling, parent = subtrees[plan.sibling_at[t]], op_right[plan.right_goal_at[t]]
+                sibling, parent = subtrees.read(plan.sibling_at[t]), op_right.read(plan.right_goal_at[t])
                 parts.append(dec.right_goal(sibling, parent, layers, drop))
             goal = parts[0] if len(parts) == 1 else torch.cat(parts)[plan.unsort[t]]  # (n, H)
         context = dec.attend(rows, goal, layers, drop)
-        tok = targets_t[t, :n]
-        if choose_at[t]:  # the step's scores, as the pass below computes them, pick the slot
-            with torch.no_grad():
-                logits = dec.logits(rows.num_proj, rows.num_mask, goal, context,
-                                    drop=lambda site, x, start=start: drop.at(site, start, x))
-            tok = dec.best_equal_slot(logits, tok, qty_class[:n])
-            leaf = row_start[:n, 0] + (tok - dec.n_ops).clamp(0, n_numbers - 1)
-        else:
-            leaf = leaf_at[t, :n]
+        tok = tokens_in_order[start: start + n]
         goal_context = torch.cat([goal, context], -1)  # (n, 2H)
+        if choose_at[t]:  # the step's quantity scores, as the pass below computes them, pick the slot
+            with torch.no_grad():
+                scores = dec.quantity_scores(rows.num_proj[:, dec.n_constants:], goal_context,
+                                             drop=lambda site, x, start=start: drop.at(site, start, x))
+            best = scores.masked_fill_(not_from[t, :n], float("-inf")).argmax(1) + (dec.n_ops + dec.n_constants)
+            tok = torch.where(choosing[t, :n], best, tok)
+            leaf = row_start[start: start + n] + (tok - dec.n_ops).clamp(0, n_numbers - 1)
+        else:
+            leaf = leaf_at[start: start + n]
         goal_contexts.append(goal_context)
         tokens.append(tok)
         ops = plan.ops[t]  # gathers index with a tensor (one operation fewer than index_select)
         if ops.numel():
-            left, right, label = dec.child_goals_of(goal_context[ops], tok[ops], layers, drop)
-            op_left, op_right, op_label = (x if acc is None else torch.cat([acc, x])
-                                           for acc, x in ((op_left, left), (op_right, right), (op_label, label)))
-        subtree = numbers[leaf]  # (n, H) leaf embeddings; operator rows hold a placeholder never read
-        for k, merging in enumerate(plan.merge_rows[t]):
-            merged = dec.merge_subtrees(op_label[plan.merge_label_at[t][k]],
-                                        subtrees[plan.merge_left_at[t][k]],
-                                        subtree[merging], layers, drop)
-            subtree = subtree.index_copy(0, merging, merged)
-        subtrees = subtree if subtrees is None else torch.cat([subtrees, subtree])
+            left, right = dec.child_goals_with(goal_context[ops], op_label.read(plan.op_rows_at[t]), layers, drop)
+            op_left.append(left)
+            op_right.append(right)
+        subtrees.append(numbers.read(leaf))  # (n, H) leaf embeddings; operator rows hold a placeholder never read
+        for k in range(len(plan.merge_rows[t])):
+            at = plan.merge_self_at[t][k]
+            merged = dec.merge_subtrees(op_label.read(plan.merge_label_at[t][k]),
+                                        subtrees.read(plan.merge_left_at[t][k]), subtrees.read(at), layers, drop)
+            subtrees.write_at(at, merged)
         start += n
     # every decoded token's scores at once: rows step after step, as plan.token_row lists them
     row = plan.token_row

@@ -16,7 +16,7 @@ the full tensor size in backward:
 In a torch profile of 8 paper-size GTS training batches on CPU, zero fills, gradient additions and
 matrix products other than the batched ones took 1.48 s of 7.2 s, and 0.82 s with these two.
 
-Both compute the same gradients as plain autograd (up to floating-point summation order); neither
+All compute the same gradients as plain autograd (up to floating-point summation order); none
 supports double backward.
 """
 from __future__ import annotations
@@ -42,6 +42,7 @@ class _Gather(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, weight, bias, calls, dtype):
+        ctx.set_materialize_grads(False)  # the calls return no weight gradient: no zero tensors for it
         ctx.calls = calls
         ctx.dtype = weight.dtype
         if dtype == weight.dtype:
@@ -184,3 +185,111 @@ def row_prefixes(x: torch.Tensor, sizes: Sequence[int]) -> dict[int, torch.Tenso
     if not x.requires_grad or not torch.is_grad_enabled():
         return {n: x[:n] for n in distinct}
     return dict(zip(distinct, _Prefixes.apply(x, *distinct)))
+
+
+class StepStore:
+    """Rows a step-by-step decoder writes step after step and later steps gather by index, kept in one
+    buffer outside autograd, with one gradient buffer shared by every read.
+
+    With plain autograd each step's outputs are concatenated to the earlier ones (whose backward
+    splits the gradient again, step after step) and every gather's backward allocates a zero tensor
+    of the whole concatenation to scatter a few rows into. Here a read's backward adds its rows into
+    the store's one gradient buffer, and a write's backward hands its rows of that buffer to the
+    written tensor. Autograd runs a write's backward only after every read that came after it: each
+    write and read takes the store's token (an empty tensor) made by the write before, so the reads
+    after a write and the next write are the token's consumers.
+
+    ``rows`` is the number of rows all appends write together; :meth:`of` wraps one whole tensor.
+    The gradients are plain autograd's (the same additions, in the order the reads' backward runs)."""
+
+    def __init__(self, rows: int):
+        self.rows = rows
+        self.used = 0
+        self.buf: torch.Tensor | None = None
+        self.grad: torch.Tensor | None = None
+        self.token: torch.Tensor | None = None
+
+    @classmethod
+    def of(cls, x: torch.Tensor) -> "StepStore":
+        """A store holding ``x`` whole (read, never written again)."""
+        store = cls(x.shape[0])
+        store.token = _Append.apply(None, x, store, None)
+        store.used = x.shape[0]
+        return store
+
+    def append(self, x: torch.Tensor) -> int:
+        """Writes ``x`` (n, ...) as the next n rows; returns the first row's index."""
+        start = self.used
+        if start + x.shape[0] > self.rows:
+            raise ValueError(f"StepStore: rows {start}..{start + x.shape[0]} beyond its {self.rows}")
+        self.token = _Append.apply(self.token, x, self, start)
+        self.used = start + x.shape[0]
+        return start
+
+    def write_at(self, index: torch.Tensor, x: torch.Tensor) -> None:
+        """Overwrites rows ``index`` (already written) with ``x``: their earlier values get no
+        gradient from reads after this write."""
+        self.token = _WriteAt.apply(self.token, x, self, index)
+
+    def read(self, index: torch.Tensor) -> torch.Tensor:
+        """Rows ``index`` (a long tensor) as they are now: ``buffer[index]``."""
+        return _Read.apply(self.token, self, index)
+
+
+class _Append(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, token, x, store, start):
+        ctx.set_materialize_grads(False)
+        ctx.store, ctx.start, ctx.n = store, start, x.shape[0]
+        if start is None:
+            store.buf = x  # the whole store (StepStore.of): no copy, and nothing writes into it
+        else:
+            if store.buf is None:
+                store.buf = x.new_empty((store.rows, *x.shape[1:]))
+            store.buf[start: start + x.shape[0]].copy_(x)
+        return torch.empty(0, device=x.device)
+
+    @staticmethod
+    def backward(ctx, _token_grad):
+        store = ctx.store
+        grad = store.grad
+        if ctx.start is None or ctx.start == 0:
+            store.grad = None  # the store's first write runs its backward last: a later backward starts afresh
+        if grad is not None and ctx.start is not None:
+            grad = grad[ctx.start: ctx.start + ctx.n]
+        return None, grad, None, None
+
+
+class _WriteAt(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, token, x, store, index):
+        ctx.set_materialize_grads(False)
+        ctx.store, ctx.index = store, index
+        store.buf.index_copy_(0, index, x)
+        return torch.empty(0, device=x.device)
+
+    @staticmethod
+    def backward(ctx, _token_grad):
+        store = ctx.store
+        if store.grad is None:
+            return None, None, None, None
+        grad = store.grad[ctx.index]
+        store.grad.index_fill_(0, ctx.index, 0)  # the overwritten values were read by nothing after
+        return None, grad, None, None
+
+
+class _Read(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, token, store, index):
+        ctx.set_materialize_grads(False)
+        ctx.store, ctx.index = store, index
+        return store.buf[index]
+
+    @staticmethod
+    def backward(ctx, grad):
+        if grad is not None:
+            store = ctx.store
+            if store.grad is None:
+                store.grad = grad.new_zeros(store.buf.shape)
+            store.grad.index_add_(0, ctx.index, grad)
+        return None, None, None

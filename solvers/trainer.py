@@ -19,8 +19,10 @@ state after each epoch is saved there, and a training started again continues fr
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
+import functools
 import math
 import random
 import time
@@ -48,6 +50,24 @@ class SolverModel(Protocol):
     def token_log_probs(self, batch: Batch) -> torch.Tensor: ...
     def beam_search(self, batch: Batch, beam_size: int) -> list[Hypothesis]: ...
     def encode(self, batch: Batch) -> torch.Tensor: ...
+
+
+@contextlib.contextmanager
+def float32_products(enabled: bool = True) -> Iterator[None]:
+    """While the block runs, float32 matrix products on CUDA are float32: TF32 off for cuDNN (its
+    convolutions and RNNs, where PyTorch allows TF32 by default) and for cuBLAS matmuls; the flags
+    are restored after. On Ampere and later GPUs TF32 keeps 10 of float32's 23 mantissa bits, so a
+    training the trainer reports as "fp32" would otherwise run its GRU encoder and convolutions at
+    about 1e-3 relative precision. The flags concern CUDA only; on CPU nothing changes."""
+    if not enabled:
+        yield
+        return
+    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 def resolve_device(name: str = "auto") -> torch.device:
@@ -91,6 +111,17 @@ def _device_of(model: torch.nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
+def _float32_inference(fn):
+    """``fn(model, ...)`` with float32 products on CUDA (:func:`float32_products`): inference runs
+    without autocast, in float32."""
+    @functools.wraps(fn)
+    def run(model, *args, **kwargs):
+        with float32_products(_device_of(model).type == "cuda"):
+            return fn(model, *args, **kwargs)
+    return run
+
+
+@_float32_inference
 @torch.no_grad()
 def predict(model, encoding: Encoding, problems: Sequence[Problem], beam_size: int = 5, batch_size: int = 64) -> list[Prediction]:
     """Best beam hypothesis per problem, in input order (batched, sorted by length internally)."""
@@ -107,6 +138,7 @@ def predict(model, encoding: Encoding, problems: Sequence[Problem], beam_size: i
     return out  # type: ignore[return-value]
 
 
+@_float32_inference
 @torch.no_grad()
 def log_likelihoods(model, encoding: Encoding, problems: Sequence[Problem], batch_size: int = 64) -> list[Likelihood]:
     """Teacher-forced log-probability of each problem's expression (dropout off)."""
@@ -125,6 +157,7 @@ def log_likelihoods(model, encoding: Encoding, problems: Sequence[Problem], batc
     return out  # type: ignore[return-value]
 
 
+@_float32_inference
 @torch.no_grad()
 def encode_problems(model, encoding: Encoding, problems: Sequence[Problem], batch_size: int = 64) -> torch.Tensor:
     """(N, H) pooled encoder vectors in input order."""
@@ -224,6 +257,9 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     # in the measured rate), not one epoch's.
     bar = tqdm(total=config.epochs * batches_per_epoch, initial=(first_epoch - 1) * batches_per_epoch,
                disable=not config.progress, desc=f"epoch {first_epoch}/{config.epochs}", unit="batch", leave=False)
+    # "fp32" on CUDA means float32 products, not TF32 (float32_products)
+    exact = float32_products(device.type == "cuda" and amp_dtype is None)
+    exact.__enter__()
     try:
         for epoch in range(first_epoch, config.epochs + 1):
             if finished:
@@ -260,6 +296,7 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
             if on_epoch is not None:
                 on_epoch(stats)
     finally:
+        exact.__exit__(None, None, None)
         bar.close()
     if best_state is not None:
         model.load_state_dict(best_state)

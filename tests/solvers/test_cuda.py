@@ -1,7 +1,16 @@
 """The solvers and a loop round on CUDA, in its default mixed precision and in float32. Skipped where
 no CUDA device is present; CI without a GPU covers the autocast path through the CPU tests of
-test_gts.py, test_bert_gts.py and test_trainer.py. Each solver overfits the eight toy problems, its
-beams are valid, and its checkpoint loads and predicts on the CPU."""
+test_gts.py, test_bert_gts.py and test_trainer.py, and the library GRU path CUDA takes through
+test_fast_gru.py.
+
+Two kinds of check. Equivalence: the same weights give the same loss and gradients on CUDA as on the
+CPU, in float32 with TF32 off (``float32_products``, which "fp32" training on CUDA uses), and the
+cuDNN GRU equals the hand-written one. Training: each solver overfits the eight toy problems with a
+criterion every CPU seed tried meets (docs/solvers.md, "CUDA test failures"): a toy training is a
+chaotic process, and a CUDA run is another draw of it than the CPU's seed 0 (other random streams
+for BERT's dropout, non-deterministic atomics, other summation orders), so an outcome only some CPU
+seeds reach is no test of CUDA; the equivalence tests are the exact ones."""
+import copy
 import math
 
 import pytest
@@ -10,14 +19,22 @@ import torch
 from baseline_toys import GOLD, assert_valid_predictions, toy_problems, unseen_problems
 from solvers.base import TrainConfig
 from solvers.fast_gru import BiGRU
-from solvers.gts import GTSConfig, GTSModel
 from solvers.registry import build_solver, load_solver
-from solvers.vocab import build_encoding
+from solvers.trainer import float32_products
 from test_baselines import SPECS, Spec
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
-ALL = SPECS + [Spec("gts", dict(embedding_size=32, hidden_size=64, dropout=0.0), epochs=60, lr=1e-2)]
+# Budgets and the gold count below come from CPU seed sweeps of these toys (docs/solvers.md, "CUDA
+# test failures"): with them, loss fell more than 10x at every seed tried (GTS at 60 epochs only 13.9x
+# at one seed, hence 100), but 8 of 8 expressions came back at most seeds, not all (GTS seed 0 at 60
+# epochs, bert-gts 2 of 15 seeds: 6 of 8), and whether a borderline expression comes back changed with
+# the batch it was decoded in. So a CUDA run of those two is asked for 6 of 8, as every CPU seed
+# gave; the others for 8 (convs2s gave 8 at its 5 CPU seeds, with its loss down 300x or more).
+BUDGET = {"gts": dict(epochs=100)}
+MIN_GOLD = {"gts": 6, "bert-gts": 6}
+ALL = [Spec(s.name, s.tiny, **{**dict(epochs=s.epochs, lr=s.lr, encode_width=s.encode_width), **BUDGET.get(s.name, {})})
+       for s in SPECS + [Spec("gts", dict(embedding_size=32, hidden_size=64, dropout=0.0), epochs=60, lr=1e-2)]]
 
 
 @pytest.mark.parametrize("precision", ["auto", "fp32"])
@@ -27,55 +44,72 @@ def test_every_solver_trains_predicts_and_loads_on_the_cpu(spec, precision, tmp_
     config = TrainConfig(epochs=spec.epochs, batch_size=8, lr=spec.lr, lr_halving_epochs=100, eval_every=spec.epochs,
                          beam_size=3, seed=0, device="cuda", progress=False, precision=precision)
     problems = toy_problems()
-    result = solver.fit(problems, problems, config)
+    tf32_during = []  # "fp32" on CUDA trains with TF32 off, autocast runs leave the flags as they are
+    result = solver.fit(problems, problems, config,
+                        on_epoch=lambda _: tf32_during.append(torch.backends.cudnn.allow_tf32))
     expected = "fp32" if precision == "fp32" else ("bf16" if torch.cuda.is_bf16_supported() else "fp16")
     assert result.precision == expected
+    assert set(tf32_during) == ({False} if precision == "fp32" else {torch.backends.cudnn.allow_tf32})
     losses = [e.train_loss for e in result.epochs]
     assert all(math.isfinite(x) for x in losses) and losses[-1] < losses[0] / 10, losses
     assert next(solver.model.parameters()).is_cuda
     predictions = solver.predict(problems + unseen_problems(), beam_size=3)
     assert_valid_predictions(problems + unseen_problems(), predictions)
-    gold = sum(list(p.tokens) == g for p, g in zip(predictions, GOLD))
-    assert gold == 8 if precision == "fp32" else gold >= 6, [p.tokens for p in predictions[:8]]
+    right = [list(p.tokens) == g for p, g in zip(predictions, GOLD)]
+    assert sum(right) >= MIN_GOLD.get(spec.name, 8), [p.tokens for p in predictions[:8]]
+    # a beam's score is the likelihood of the expression it returns: compared where that expression is
+    # the gold one (the likelihoods are of the gold expressions)
     likelihoods = solver.log_likelihood(problems)
-    assert all(p.score == pytest.approx(lik.total, abs=1e-3) for p, lik in zip(predictions, likelihoods))
+    assert all(p.score == pytest.approx(lik.total, abs=1e-3) for p, lik, ok in zip(predictions, likelihoods, right) if ok)
     solver.save(tmp_path / spec.name)
     on_cpu = load_solver(tmp_path / spec.name, device="cpu")
     assert [p.tokens for p in on_cpu.predict(problems)] == [p.tokens for p in predictions[:8]]
     assert torch.allclose(on_cpu.encode(problems), solver.encode(problems), atol=1e-3)
 
 
-def test_gts_float32_loss_and_gradients_agree_with_the_cpu():
+def loss_and_gradients(spec: Spec, device: str, problems) -> tuple[float, dict[str, torch.Tensor]]:
+    """Loss and gradients of one toy batch, dropout off, from the weights seed 0 initializes (on the
+    CPU, then moved), in float32 with TF32 off."""
+    solver = build_solver(spec.name, **spec.tiny)
+    solver.encoding = solver.build_encoding(problems)
+    torch.manual_seed(0)
+    model = solver.build_model(solver.encoding).to(device).eval()
+    with float32_products():
+        loss = model.loss(solver.encoding.batch(problems).to(torch.device(device)))
+        loss.backward()
+    return loss.item(), {n: p.grad.cpu() for n, p in model.named_parameters() if p.grad is not None}
+
+
+@pytest.mark.parametrize("spec", ALL, ids=lambda s: s.name)
+def test_every_solver_computes_the_cpu_loss_and_gradients_on_cuda(spec):
     problems = toy_problems()
-    enc = build_encoding(problems)
-    torch.manual_seed(0)
-    cpu = GTSModel(GTSConfig(embedding_size=32, hidden_size=64, dropout=0.0), enc)
-    gpu = GTSModel(GTSConfig(embedding_size=32, hidden_size=64, dropout=0.0), enc)
-    gpu.load_state_dict(cpu.state_dict())
-    gpu.cuda()
-    batch = enc.batch(problems)
-    loss_cpu, loss_gpu = cpu.loss(batch), gpu.loss(batch.to(torch.device("cuda")))
-    loss_cpu.backward()
-    loss_gpu.backward()
-    assert loss_gpu.item() == pytest.approx(loss_cpu.item(), rel=1e-4)
-    grads = dict(gpu.named_parameters())
-    for name, p in cpu.named_parameters():
-        assert torch.allclose(grads[name].grad.cpu(), p.grad, rtol=1e-3, atol=1e-5), name
+    loss_cpu, grads_cpu = loss_and_gradients(spec, "cpu", problems)
+    loss_gpu, grads_gpu = loss_and_gradients(spec, "cuda", problems)
+    assert loss_gpu == pytest.approx(loss_cpu, rel=1e-5)
+    assert grads_gpu.keys() == grads_cpu.keys()
+    for name, grad in grads_cpu.items():
+        assert torch.allclose(grads_gpu[name], grad, rtol=1e-3, atol=1e-5), name
 
 
-def test_the_cudnn_encoder_equals_the_hand_written_one():
+@pytest.mark.parametrize("dtype, atol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
+def test_the_cudnn_encoder_equals_the_hand_written_one(dtype, atol):
+    """In float64 (which TF32 does not touch) to rounding; in float32 with TF32 off to 1e-5. With
+    cuDNN's default TF32 the float32 outputs differed by about 2e-4 (10-bit mantissa products)."""
     torch.manual_seed(0)
-    ours = BiGRU(5, 6, 2)
+    ours = BiGRU(5, 6, 2).to(dtype)
     lengths = torch.tensor([7, 3, 5, 1])
-    x = torch.randn(4, 7, 5)
+    x = torch.randn(4, 7, 5, dtype=dtype)
     out, finals = ours(x, lengths)
-    out_gpu, finals_gpu = ours.cuda()(x.cuda(), lengths.cuda())
-    valid = (torch.arange(7)[None, :] < lengths[:, None])[..., None].float()
-    assert torch.allclose(out * valid, out_gpu.cpu() * valid, atol=1e-4) and torch.allclose(finals, finals_gpu.cpu(), atol=1e-4)
+    with float32_products():
+        out_gpu, finals_gpu = copy.deepcopy(ours).cuda()(x.cuda(), lengths.cuda())
+    valid = (torch.arange(7)[None, :] < lengths[:, None])[..., None].to(dtype)
+    assert torch.allclose(out * valid, out_gpu.cpu() * valid, atol=atol)
+    assert torch.allclose(finals, finals_gpu.cpu(), atol=atol)
 
 
 def test_a_loop_round_trains_evaluates_and_scores_on_cuda(tmp_path):
     from mwp.problem import write_jsonl
+    from solvers.gts import GTSConfig
     from tasks.loop.training import evaluate_checkpoint, score_with_checkpoint, train_solver
 
     problems = toy_problems()

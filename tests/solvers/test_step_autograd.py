@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from solvers.step_autograd import DeferredLinears, gate, row_prefixes
+from solvers.step_autograd import DeferredLinears, StepStore, gate, row_prefixes
 
 
 def _layers():
@@ -96,3 +96,60 @@ def test_row_prefixes_backward_equals_slicing():
     assert sorted(prefixes) == [1, 2, 4, 6] and torch.equal(prefixes[4], x[:4])
     loss(prefixes).backward()  # the prefix of 1 row is never used
     assert torch.allclose(x.grad, expected, atol=1e-12)
+
+
+def _store_loop(x, w, stored: bool):
+    """A step loop writing rows each step and gathering earlier ones: with StepStore, or with the
+    plain autograd it replaces (a running concatenation, gathers by index, index_copy)."""
+    idx = lambda *v: torch.tensor(v)  # noqa: E731
+    table = StepStore.of(x) if stored else x
+    read_table = (lambda i: table.read(i)) if stored else (lambda i: x[i])
+    acc = StepStore(7) if stored else None
+    out = []
+    for step, (take, back, over) in enumerate([((0, 2), None, None), ((1, 3), (0, 1), (0,)),
+                                              ((4, 4, 2), (1, 2), (2,))]):
+        h = torch.tanh(read_table(idx(*take)) * w[step])  # (n, 2)
+        if back is not None:  # add earlier steps' rows, then overwrite one row of this step
+            earlier = acc.read(idx(*back)) if stored else acc[idx(*back)]
+            h = h + earlier.sum(0)
+        if stored:
+            first = acc.append(h)
+        else:
+            first = 0 if acc is None else acc.shape[0]
+            acc = h if acc is None else torch.cat([acc, h])
+        if over is not None:
+            at = idx(*(first + k for k in over))
+            rows = acc.read(at) if stored else acc[at]
+            new = rows.pow(2) * 3
+            if stored:
+                acc.write_at(at, new)
+            else:
+                acc = acc.index_copy(0, at, new)
+        out.append(h)
+    final = acc.read(torch.arange(7)) if stored else acc
+    return (final * torch.arange(1.0, 15.0, dtype=x.dtype).view(7, 2)).sum() + torch.cat(out).pow(2).sum()
+
+
+def test_step_store_gradients_equal_plain_autograd():
+    torch.manual_seed(2)
+    grads = []
+    for stored in (False, True):
+        x = torch.randn(5, 2, dtype=torch.float64, requires_grad=True)
+        x.data = torch.linspace(-1, 1, 10, dtype=torch.float64).view(5, 2)
+        w = torch.tensor([[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]], dtype=torch.float64, requires_grad=True)
+        loss = _store_loop(x, w, stored)
+        loss.backward(retain_graph=True)
+        grads.append((loss.item(), x.grad.clone(), w.grad.clone()))
+        loss.backward()  # a second backward of the same graph adds the same gradients again
+        assert torch.allclose(x.grad, 2 * grads[-1][1], atol=1e-12) and torch.allclose(w.grad, 2 * grads[-1][2])
+    (l0, gx0, gw0), (l1, gx1, gw1) = grads
+    assert l1 == pytest.approx(l0, rel=1e-14)
+    assert torch.allclose(gx1, gx0, atol=1e-12) and torch.allclose(gw1, gw0, atol=1e-12)
+    assert gx0.abs().sum() > 0 and gw0.abs().sum() > 0
+
+
+def test_step_store_refuses_rows_past_its_size():
+    store = StepStore(3)
+    store.append(torch.zeros(2, 1))
+    with pytest.raises(ValueError, match="beyond its 3"):
+        store.append(torch.zeros(2, 1))

@@ -11,7 +11,7 @@ from solvers.checkpoint import CheckpointError, data_hash, load_checkpoint, read
 from solvers.evaluate import evaluate_predictions
 from solvers.gts import GTSConfig, GTSSolver
 from solvers.registry import MODULES, build_solver, solver_class
-from solvers.trainer import length_bucketed
+from solvers.trainer import float32_products, length_bucketed
 from solvers.vocab import EncodingError, build_encoding
 from toy_problems import toy_problems
 
@@ -190,3 +190,22 @@ def test_the_progress_bar_spans_every_epoch_and_shows_the_remaining_time(monkeyp
     assert (bar.n, bar.total, bar.desc) == (6, 6, "epoch 3/3: ")
     line = bar.format_meter(**{**bar.format_dict, "n": 3, "elapsed": 30.0, "rate": None})  # half way after 30 s
     assert "3/6 [00:30<00:30" in line  # [elapsed<remaining: the ETA of the whole training
+
+
+def test_float32_products_turns_tf32_off_for_the_block_and_restores_the_flags():
+    """On CUDA "fp32" training and inference run inside this block (TF32 would otherwise round the
+    cuDNN GRU's and convolutions' products to 10 mantissa bits); the flags exist on a CPU build too."""
+    flags = lambda: (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)  # noqa: E731
+    before = flags()
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = True, True
+    try:
+        with float32_products():
+            assert flags() == (False, False)
+        assert flags() == (True, True)
+        with pytest.raises(RuntimeError), float32_products():
+            raise RuntimeError("inside")
+        assert flags() == (True, True)
+        with float32_products(enabled=False):
+            assert flags() == (True, True)
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before

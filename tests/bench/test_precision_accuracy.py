@@ -1,0 +1,46 @@
+"""bench/precision_accuracy.py --tiny: the machinery of the GPU session's accuracy check (runs as
+parallel processes, one JSON of per-problem correctness each, the paired bootstrap of bf16 - fp32) on
+60 MAWPS problems in seconds; and its report on hand-made run files."""
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import precision_accuracy
+
+MAWPS = Path(__file__).resolve().parents[2].parent / "shared/data/mawps/MAWPS.json"
+
+
+def test_tiny_runs_write_per_problem_correctness_and_the_report_pairs_them(tmp_path, capsys):
+    if not MAWPS.exists():
+        pytest.skip(f"no MAWPS data at {MAWPS}")
+    small = tmp_path / "mawps60.json"
+    small.write_text(json.dumps(json.loads(MAWPS.read_text())[:60]))
+    out = tmp_path / "runs"
+    assert precision_accuracy.main(["--tiny", "--seeds", "0,1", "--precisions", "fp32,bf16", "--workers", "4",
+                                    "--data", str(small), "--out-dir", str(out)]) == 0
+    runs = {p.name: json.loads(p.read_text()) for p in out.glob("*.json")}
+    assert sorted(runs) == ["bf16_seed0.json", "bf16_seed1.json", "fp32_seed0.json", "fp32_seed1.json"]
+    for name, run in runs.items():
+        assert run["epochs"] == 2 and run["config"]["hidden_size"] == 16 and run["precision_ran"] == name[:4]
+        assert len(run["test_correct"]) == run["test"] > 0
+    # each seed splits its own test side; both precisions of a seed saw the same problems
+    assert runs["fp32_seed0.json"]["test_correct"].keys() == runs["bf16_seed0.json"]["test_correct"].keys()
+    assert runs["fp32_seed0.json"]["test_correct"].keys() != runs["fp32_seed1.json"]["test_correct"].keys()
+    printed = capsys.readouterr().out
+    assert "bf16 - fp32: " in printed and "95% paired bootstrap over 2 seeds" in printed
+
+
+def test_the_report_gives_the_paired_difference_of_hand_made_runs(tmp_path, capsys):
+    """Seed 0: bf16 right on 3 of 4 problems where fp32 is right on 1 (+0.5); seed 1: both right on the
+    same 2 of 2 (0): the mean of the per-seed differences is +0.25."""
+    runs = {("fp32", 0): [True, False, False, False], ("bf16", 0): [True, True, True, False],
+            ("fp32", 1): [True, True], ("bf16", 1): [True, True]}
+    for (precision, seed), correct in runs.items():
+        record = {"test_correct": {f"s{seed}p{i}": ok for i, ok in enumerate(correct)},
+                  "test_answer_acc": sum(correct) / len(correct), "epoch_seconds": 1.0}
+        (tmp_path / f"{precision}_seed{seed}.json").write_text(json.dumps(record))
+    assert precision_accuracy.main(["--report-only", "--seeds", "0,1", "--out-dir", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "bf16 - fp32: +0.2500 [" in printed
+    assert "| 0 | 0.2500 (1.0) | 0.7500 (1.0) | +0.5000 |" in printed

@@ -3,30 +3,12 @@ refusal that keeps compositions and swaps coherent, with the reason it is counte
 from fractions import Fraction
 
 from mwp.expr import to_infix
-from mwp.problem import build_problem
 from tasks.augment.base import AugmentConfig, clause_units
 from tasks.augment.consistency import consistency_reason
-from tasks.augment.entities import read
 from tasks.augment.geca import geca_op1, operation1
 from tasks.augment.swap import Entity, pool_entities, swap_entity
 from tasks.augment.verify import verify
-from tasks.augment.zh_refusal import zh_refusal
-
-
-def zh(pid, text, equation, answer):
-    return build_problem(pid, text, equation, answer, "toy", "zh")
-
-
-def refusal(host, donor, clause=0):
-    """Why statement ``clause`` of ``host`` may not be replaced by ``donor``'s narrative (None: it may)."""
-    u, r = clause_units(host), read(host)
-    slot = next(j for j, c in enumerate(r.clause_of_slot) if c == clause)
-    entity = r.quantity_entities[slot]
-    from tasks.augment.entities import predicate
-    states = predicate(host.tokens, *u.spans[clause], entity, "zh")
-    narrative = donor.tokens[:clause_units(donor).spans[-1][0]]
-    return zh_refusal(host, u, clause, entity, states, donor, narrative, r.clause_holders[clause],
-                      read(donor).question_holder)
+from tests.tasks.augment.zh_cases import refusal, zh
 
 
 def test_a_statement_whose_counted_entity_names_the_thing_composes_and_its_holder_may_recur():

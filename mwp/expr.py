@@ -200,6 +200,18 @@ def evaluate(expr: Expr, quantities: Sequence[Fraction] = ()) -> Fraction:
                 lambda op, left, right: check_size(_apply(op, left, right)))
 
 
+def step_values(expr: Expr, quantities: Sequence[Fraction] = ()) -> list[Fraction]:
+    """The value of every operator node, operands before the node (the root's last), in one pass."""
+    steps: list[Fraction] = []
+
+    def combine(op: str, left: Fraction, right: Fraction) -> Fraction:
+        steps.append(check_size(_apply(op, left, right)))
+        return steps[-1]
+
+    fold(expr, lambda leaf: _leaf_value(leaf, quantities), combine)
+    return steps
+
+
 def _leaf_value(node: Expr, quantities: Sequence[Fraction]) -> Fraction:
     if isinstance(node, Num):
         return node.value

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from mwp.expr import BinOp, DivisionByZeroError, EvaluationError, Var, evaluate, iter_nodes, quantity_slots
+from mwp.expr import DivisionByZeroError, EvaluationError, Var, evaluate, iter_nodes, quantity_slots, step_values
 from mwp.problem import Problem, find_quantities
 from mwp.text import conditional_number_word
 
@@ -49,8 +49,7 @@ def rejection_reason(problem: Problem, allow_unused_quantities: bool = True,
         return "evaluation_error"
     if reject_negative_answers and value < 0:
         return "negative_answer"
-    if reject_negative_answers and any(isinstance(node, BinOp) and evaluate(node, problem.values) < 0
-                                       for node in iter_nodes(problem.expression)):
+    if reject_negative_answers and any(v < 0 for v in step_values(problem.expression, problem.values)):
         return "negative_step"
     return None
 

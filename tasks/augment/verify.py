@@ -7,7 +7,9 @@ A candidate is kept only when its label is right by construction *and* by checki
 - it evaluates exactly (no division by zero) and the answer is recomputed from it;
 - with ``reject_negative_answers``, neither its answer nor any step on the way is negative: a composition
   that puts a smaller amount where the host's next step takes more away ("Billy starts with 17 crayons.
-  Jennifer takes 6 away. 52 are eaten by a hippopotamus.") evaluates to a right answer of a wrong story.
+  Jennifer takes 6 away. 52 are eaten by a hippopotamus.") evaluates to a right answer of a wrong story;
+- no sentence that holds a quantity is told twice word for word: a composition whose donor tells an event
+  its host tells again ("He finds another 47. He finds another 47.") sums the same event twice.
 Text quantities the expression does not use are allowed by default: the original data has them
 (Math23K "每隔2米 ... 11棵" problems keep distractors), see ``allow_unused_quantities``.
 """
@@ -34,6 +36,8 @@ def rejection_reason(problem: Problem, allow_unused_quantities: bool = True,
     if sorted((q.sentence, q.token, q.value) for q in found) != [
             (q.sentence, q.token, q.value) for q in problem.quantities]:
         return "quantity_mismatch"
+    if _repeats_a_sentence(problem):
+        return "repeated_sentence"
     if any(isinstance(node, Var) for node in iter_nodes(problem.expression)):
         return "unknown_in_expression"
     slots = quantity_slots(problem.expression)
@@ -52,6 +56,12 @@ def rejection_reason(problem: Problem, allow_unused_quantities: bool = True,
     if reject_negative_answers and any(v < 0 for v in step_values(problem.expression, problem.values)):
         return "negative_step"
     return None
+
+
+def _repeats_a_sentence(problem: Problem) -> bool:
+    """True when two sentences holding a quantity have the same words (case and numbers as written)."""
+    told = [tuple(t.lower() for t in problem.sentences[i]) for i in sorted({q.sentence for q in problem.quantities})]
+    return len(set(told)) < len(told)
 
 
 def verify(problems: Iterable[Problem], allow_unused_quantities: bool = True,

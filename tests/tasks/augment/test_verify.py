@@ -76,3 +76,17 @@ def test_a_number_word_quantity_passes_where_it_still_reads_as_its_number():
     assert rejection_reason(as_half) == "quantity_mismatch"  # "twice" is 2, nothing else
     on_ann = replace(p, quantities=(p.quantities[0], replace(twice, token=0)))
     assert rejection_reason(on_ann) == "quantity_mismatch"  # "Ann" is no number
+
+
+def test_a_sentence_told_twice_is_rejected():
+    # a composition of compositions in the MAWPS-ComDiv study: the donor's event is the host's event again
+    p = build_problem("r", "Ralph starts with 7 cards. He finds another 47. He finds another 47. "
+                           "17 are eaten by a hippopotamus. How many cards does Ralph have?",
+                      "x=((7+47)+47)-17", 84, "toy")
+    assert rejection_reason(p) == "repeated_sentence"
+    other_number = build_problem("o", "Ralph starts with 7 cards. He finds another 47. He finds another 12. "
+                                      "17 are eaten by a hippopotamus. How many cards does Ralph have?",
+                                 "x=((7+47)+12)-17", 49, "toy")
+    assert rejection_reason(other_number) is None
+    kept, rejected = verify([p, other_number])
+    assert [k.id for k in kept] == ["o"] and rejected == {"repeated_sentence": 1}

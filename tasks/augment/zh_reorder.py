@@ -17,7 +17,8 @@ same thing when read before the statements, decided from the characters and jieb
   question by a full stop ("如果再行驶744千米．这辆汽车...");
 - a leading connective (那么, 则, 所以, 因此) is dropped: it joins the question to what came before;
 - a demonstrative before a noun the statements name ("这条小路", "这批货物", "这个工程队") is dropped, the
-  bare noun then points at the statements' thing ("小路要修多少天？已知一条小路..."); a demonstrative with
+  bare noun then points at the statements' thing ("小路要修多少天？已知一条小路..."); one before a time
+  ("这个月", "这一天") stays; a demonstrative with
   nothing the statements name after it ("这时", "这样", "这些"), or picking one of two the statements tell of
   ("其中一捆...，另一捆...，这捆铁丝长多少米"), is refused;
 - 他/她 becomes the one name the problem gives; with no single name, or 它/他们/她们, it is refused;
@@ -62,6 +63,10 @@ _CONNECTIVES = ("那么", "所以", "因此", "于是", "则", "那")
 _DEMONSTRATIVES = frozenset("这那该")
 # Characters after a demonstrative that make it a time, a manner or a place, not a thing of the statements.
 _NOT_A_THING = frozenset("时样么里儿边天般些次")
+# A demonstrative before a time ("这个月", "这一天", "这星期") places the question in a time, not at a thing the
+# statements name: it stays ("王老师这个月应缴纳...", where the bare "王老师月应缴纳" would not read).
+_TIMES = ("月", "年", "星期", "周", "季度", "学期", "天", "日")
+_NOT_TIMES = ("年级", "周长", "月饼", "日记", "天平", "天数")
 _EXTRA_CLASSIFIERS = frozenset("批项种笔群片段")
 _CLASSIFIER_CHARS = frozenset(c for c in zh.COUNT_CLASSIFIERS if len(c) == 1) | _EXTRA_CLASSIFIERS
 _LEANING = ("又", "再", "然后", "其中", "其余", "其他", "其它", "另", "剩下的", "剩余的", "余下的", "此时", "此",
@@ -125,6 +130,10 @@ def _drop_demonstratives(tokens: tuple[str, ...], part: Tagged, narrative: str) 
         classified = part[j][0] in _CLASSIFIER_CHARS or (joined is not None and joined.end - joined.start == 2)
         j += classified
         rest = "".join(t for t, _ in part[j:j + 4])
+        if rest.lstrip("一").startswith(_TIMES) and not rest.lstrip("一").startswith(_NOT_TIMES):
+            out.extend(part[i:j])  # "这个月", "这一天", "这星期": a time told from now, kept as it is
+            i = j
+            continue
         named = next((k for k in range(len(rest), 0, -1) if rest[:k] in narrative and rest[:k].isalpha()), 0)
         noun = next((w for w in zh.words(tokens) if part[j][1] is not None and w.start == part[j][1]), None) \
             if j < len(part) else None

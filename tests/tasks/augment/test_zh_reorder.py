@@ -99,6 +99,13 @@ def test_statements_that_say_something_of_their_own_stay_before_the_moved_questi
     assert reorder(p, "given_that", 1).text == "两段钢管共重多少千克？已知把一根钢管锯成两段，一段长4米，重33.2千克，另一段长3米。"
 
 
+def test_a_demonstrative_before_a_time_stays():
+    p = zh("p", "李红家上月用电45千瓦时，这个月节约了20%，李红家这个月用电多少千瓦时？", "x=45*(1-20%)", 36)
+    assert reorder(p, "given_that", 1).text == "李红家这个月用电多少千瓦时？已知李红家上月用电45千瓦时，这个月节约了20%。"
+    p = zh("p", "这个年级有3个班，每班40人，这个年级有学生多少人？", "x=3*40", 120)  # 年级 is a thing, not a year
+    assert reorder(p, "given_that", 1).text == "年级有学生多少人？已知这个年级有3个班，每班40人。"
+
+
 def test_a_comparison_that_names_both_sides_moves():
     p = zh("p", "学校有男生300人，女生比男生多20人，女生有多少人？", "x=300+20", 320)
     assert reorder(p, "given_that", 1).text == "女生有多少人？已知学校有男生300人，女生比男生多20人。"

@@ -80,7 +80,10 @@ def kept_of_run(run_dir: Path, label: str) -> tuple[list[KeptItem], list[dict]]:
         if r not in complete:
             rounds.append({"run": label, "round": r, "complete": False})
             continue
-        pool = {p.id: p for p in read_problems_jsonl(rundir.round_dir(run_dir, r - 1) / "pool.jsonl")}
+        pool_path = rundir.round_dir(run_dir, r - 1) / "pool.jsonl"
+        # the pool file as the round read it; else the same pool made again (training side + earlier kept)
+        pool = {p.id: p for p in (read_problems_jsonl(pool_path) if pool_path.exists() else
+                                  rundir.current_pool(run_dir / "data" / "train.jsonl", run_dir, r - 1))}
         record = rundir.read_record(run_dir, r)
         kept = rundir.read_scored(kept_path)
         missing = 0

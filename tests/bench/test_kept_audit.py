@@ -128,6 +128,15 @@ def test_judged_sample_scores_with_label_audit(study, tmp_path, capsys):
     assert "| all kept | geca_op2 | 1 | 1 | 0 | 0 | 1.00 |" in capsys.readouterr().out
 
 
+def test_parents_are_read_from_the_pool_made_again_when_its_file_is_gone(study, tmp_path, capsys):
+    run = study / "cells" / "a" / "run-a"
+    (run / "round_01" / "pool.jsonl").unlink()  # round 2's parents: the training side + round 1's kept
+    kept_audit.main(["--from-run-dir", str(run), "--operator", "geca_op1", "--out", str(tmp_path), "--name", "x"])
+    capsys.readouterr()
+    k3 = next(r for r in _rows(tmp_path / "x.sample.jsonl") if r["id"] == "k3")
+    assert k3["parents"] == [{"id": "k1", "text": K1.text}, {"id": "t2", "text": T2.text}]
+
+
 def test_a_folder_without_run_directories_is_refused_by_name(tmp_path, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()

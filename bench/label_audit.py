@@ -86,8 +86,8 @@ def audit_round(name: str, train, valid, held_out: dict, solver_options: dict, e
     if not (reuse and (checkpoint / "checkpoint.json").exists()):  # --reuse: the checkpoint this command trained
         summary = train_solver(train, valid, "gts", solver_config("gts", solver_options), config, checkpoint)
     config = AugmentConfig(seed=seed)
-    if not set(operators) <= set(config.operators):
-        config = AugmentConfig(seed=seed, operators=operators)
+    if not set(only) <= set(config.operators):
+        config = AugmentConfig(seed=seed, operators=only)
     batch = generate_candidates(train, config, 1, HeldOut.build(held_out))
     by_id = {p.id: p for p in train}
     scores, unscorable = score_with_checkpoint(checkpoint, batch.candidates, "confidence", by_id, seed, "cpu")
@@ -144,9 +144,12 @@ def judged_problems(paths: list[Path]) -> frozenset:
 
 
 def verified_round(name: str, train, held_out: dict, seed: int, per_operator: int, out: Path,
-                   operators: tuple[str, ...]) -> dict:
+                   operators: tuple[str, ...], draw_seed: int | None = None,
+                   exclude: frozenset = frozenset()) -> dict:
     """One round's verified candidates (no solver), a seeded sample of each operator to judge. The round runs
-    operations 1 and 2 (the default config) unless another operator is asked for: then only those."""
+    operations 1 and 2 (the default config) unless another operator is asked for: then only those. The round
+    is made with ``seed``; the sample is drawn with ``draw_seed`` (default ``seed``), leaving out ``exclude``
+    (``draw``), so a second draw of the same round repeats no judged problem."""
     from mwp.expr import Num, substitute, to_infix
     from tasks.augment.base import AugmentConfig
     from tasks.augment.generate import generate_candidates
@@ -158,21 +161,20 @@ def verified_round(name: str, train, held_out: dict, seed: int, per_operator: in
         config = AugmentConfig(seed=seed, operators=operators)
     batch = generate_candidates(train, config, 1, HeldOut.build(held_out))
     by_id = {p.id: p for p in train}
-    rng = random.Random(seed)
+    draw_seed = seed if draw_seed is None else draw_seed
     rows = []
-    for operator in operators:
-        mine = [c for c in batch.candidates if c.provenance.operator == operator]
-        for c in sorted(rng.sample(mine, min(per_operator, len(mine))), key=lambda c: c.id):
-            equation = to_infix(substitute(c.expression, {i: Num(v) for i, v in enumerate(c.values)}))
-            rows.append({"dataset": name, "operator": operator, "id": c.id, "text": c.text, "equation": equation,
-                         "answer": str(c.answer), "parents": [{"id": pid, "text": by_id[pid].text}
-                                                              for pid in c.provenance.parents],
-                         "detail": c.provenance.detail, "verdict": "", "reason": ""})
-    with open(out / f"{name}.sample.jsonl", "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    for c in draw(batch.candidates, lambda c: c.provenance.operator, per_operator, draw_seed, operators, exclude):
+        equation = to_infix(substitute(c.expression, {i: Num(v) for i, v in enumerate(c.values)}))
+        rows.append({"dataset": name, "operator": c.provenance.operator, "id": c.id, "text": c.text,
+                     "equation": equation, "answer": str(c.answer),
+                     "parents": [{"id": pid, "text": by_id[pid].text} for pid in c.provenance.parents],
+                     "detail": c.provenance.detail, "verdict": "", "reason": ""})
+    write_sample(out / f"{name}.sample.jsonl", rows)
     record = {"dataset": name, "train": len(train), "what": "verified candidates (not scored, not kept)",
               "verified": dict(Counter(c.provenance.operator for c in batch.candidates)),
               "rejected": dict(sorted(batch.rejected.items())), "sampled": dict(Counter(r["operator"] for r in rows)),
+              "draw_seed": draw_seed,
+              "verified_already_judged": sum(c.id in exclude or c.text in exclude for c in batch.candidates),
               "seconds": round(time.perf_counter() - t0, 1)}
     (out / f"{name}.round.json").write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
     return record
@@ -268,14 +270,16 @@ def main(argv: list[str] | None = None) -> int:
             only = tuple(args.only)
             name = "math23k-comdiv" + "".join(f"-{op}" for op in only) + "-verified"
             print(json.dumps(verified_round(name, train, {"valid": valid, **tests}, args.seed,
-                                            args.per_operator, args.out, only or ("geca_op1", "geca_op2")),
+                                            args.per_operator, args.out, only or ("geca_op1", "geca_op2"),
+                                            args.draw_seed, exclude),
                              ensure_ascii=False), flush=True)
             if only:
                 return 0  # the operators asked for, on Math23K only
         _, mawps = DataSpec("mawps", args.mawps).load()
         train, valid, tests = split_problems(mawps, args.seed)
         print(json.dumps(verified_round("mawps-iid-verified", train, {"valid": valid, **tests}, args.seed,
-                                        args.per_operator, args.out, ("geca_op1",))), flush=True)
+                                        args.per_operator, args.out, ("geca_op1",), args.draw_seed, exclude)),
+              flush=True)
         return 0
     if not args.split:
         parser.error("--split is required to draw samples")

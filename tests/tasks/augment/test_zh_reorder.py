@@ -82,6 +82,30 @@ def test_he_becomes_the_one_name_and_a_leading_connective_is_dropped():
     assert not rejected and checked.answer == 3 and consistency_reason(checked, [p]) is None
 
 
+def test_a_condition_in_its_own_sentence_with_its_consequent_stays_a_statement():
+    # the last statement opens with 若干 ("some"), not 若 ("if"): no condition is left behind
+    p = zh("p", "一条路长1000米，如果每天修50米，20天可以修完．若干天后还剩300米．这条路已经修了多少米？", "x=1000-300", 700)
+    assert reorder(p, "given_that", 1).text == \
+        "路已经修了多少米？已知一条路长1000米，如果每天修50米，20天可以修完．若干天后还剩300米。"
+
+
+def test_statements_that_say_something_of_their_own_stay_before_the_moved_question():
+    # a condition with its consequent, a basis clause with its own content, another piece of the thing
+    p = zh("p", "小明带的钱如果买3张光盘多5.82元，如果买8张光盘少2.93元．每张光盘多少元？", "x=(5.82+2.93)/(8-3)", 1.75)
+    assert reorder(p, "given_that", 1).text == "每张光盘多少元？已知小明带的钱如果买3张光盘多5.82元，如果买8张光盘少2.93元。"
+    p = zh("p", "一件衣服进价150元，按售价的0.6售出仍赚30元，售价为多少元？", "x=(150+30)/0.6", 300)
+    assert reorder(p, "given_that", 1).text == "售价为多少元？已知一件衣服进价150元，按售价的0.6售出仍赚30元。"
+    p = zh("p", "把一根钢管锯成两段，一段长4米，重33.2千克，另一段长3米，这两段钢管共重多少千克？", "x=33.2/4*(4+3)", 58.1)
+    assert reorder(p, "given_that", 1).text == "两段钢管共重多少千克？已知把一根钢管锯成两段，一段长4米，重33.2千克，另一段长3米。"
+
+
+def test_a_demonstrative_before_a_time_stays():
+    p = zh("p", "李红家上月用电45千瓦时，这个月节约了20%，李红家这个月用电多少千瓦时？", "x=45*(1-20%)", 36)
+    assert reorder(p, "given_that", 1).text == "李红家这个月用电多少千瓦时？已知李红家上月用电45千瓦时，这个月节约了20%。"
+    p = zh("p", "这个年级有3个班，每班40人，这个年级有学生多少人？", "x=3*40", 120)  # 年级 is a thing, not a year
+    assert reorder(p, "given_that", 1).text == "年级有学生多少人？已知这个年级有3个班，每班40人。"
+
+
 def test_a_comparison_that_names_both_sides_moves():
     p = zh("p", "学校有男生300人，女生比男生多20人，女生有多少人？", "x=300+20", 320)
     assert reorder(p, "given_that", 1).text == "女生有多少人？已知学校有男生300人，女生比男生多20人。"
@@ -106,6 +130,17 @@ def test_a_comparison_that_names_both_sides_moves():
     ("要生产1107个，前6天共生产432个，余下的要在5天内完成，平均每天生产多少个？", "x=(1107-432)/5", 135,
      "reorder_zh_question_scoped_by_the_clause_before"),
     ("小明有5个苹果，吃了2个，还剩多少个？（用算式表示）", "x=5-2", 3, "reorder_zh_question_not_last"),
+    # the clause before a condition that moves sets the scope too: "照这样计算。" would be left at the end
+    ("5条小船可以坐25人，照这样计算，如果小船的数量增加3倍，可以坐多少人？", "x=25/5*(5+5*3)", 100,
+     "reorder_zh_question_scoped_by_the_clause_before"),
+    ("一辆汽车5小时行驶了620千米，如果再行驶744千米．这辆汽车一共需要用多少小时？", "x=744/(620/5)+5", 11,
+     "reorder_zh_condition_left_behind"),
+    ("李大伯的医疗费用共计4200元，报销率是70%，按条款规定，李大伯可以报销多少元？", "x=4200*70%", 2940,
+     "reorder_zh_question_framed_by_the_clause_before"),
+    ("工厂要加工600个零件，已经加工了420个，为了超产20%，还需要加工多少个零件？", "x=600*(1+20%)-420", 300,
+     "reorder_zh_question_framed_by_the_clause_before"),
+    ("有两捆铁丝，其中一捆铁丝长8米，重400千克，另一捆铁丝重20千克，这捆铁丝长多少米？", "x=20/(400/8)", 0.4,
+     "reorder_zh_question_demonstrative_picks_one"),
 ])
 def test_each_refusal_has_its_counted_reason(text, equation, answer, reason):
     assert reorder(zh("p", text, equation, answer), "given_that", 1) == reason

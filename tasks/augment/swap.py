@@ -25,7 +25,10 @@ from tasks.augment.base import skeleton
 
 _FEMALE = frozenset({"she", "her", "hers", "herself"})
 _MALE = frozenset({"he", "him", "his", "himself"})
-_NOT_SWAPPED = frozenset({"dollar", "percent", "year"}) | {entity_key(u) for u in UNIT_WORDS}
+# coins are money of a fixed value the expression writes as a constant ("3 dimes" is 3 * 0.1): renamed,
+# the constant would stay the old coin's
+_COINS = frozenset({"penny", "nickel", "dime", "quarter"})
+_NOT_SWAPPED = frozenset({"dollar", "percent", "year"}) | _COINS | {entity_key(u) for u in UNIT_WORDS}
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class Entity:
 
 
 def nouns_of(problem: Problem) -> set[str]:
-    """Folded counted nouns of the problem that may be swapped: never units, money or percent, nor a noun
+    """Folded counted nouns of the problem that may be swapped: never units, money (coins too) or percent, nor a noun
     with an "of" complement ("pieces of clothing"). Chinese: the noun after a count classifier (个:苹果 -> 苹果)."""
     if problem.language == "zh":
         return {n for n in map(zh.count_noun, read(problem).quantity_entities) if n}

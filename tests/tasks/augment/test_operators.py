@@ -71,6 +71,14 @@ def test_entity_substitution_swaps_nouns_of_one_kind_never_cue_words():
     assert all("left" in t for t in texts if t.startswith("Mary has 4"))  # a cue word is never swapped
 
 
+def test_a_coin_is_never_swapped_its_value_is_a_constant_of_the_expression():
+    # a dime renamed a quarter would still be counted at 0.1 (found in a kept op2 swap of a study)
+    from tasks.augment.swap import nouns_of
+    coins = build_problem("c", "Tim got 3 dimes and 2 marbles for shining shoes. How much money in dollars did Tim "
+                               "get from the dimes?", "x=3*0.1", Fraction(3, 10), "toy")
+    assert "dime" not in nouns_of(coins) and "marble" in nouns_of(coins)
+
+
 def test_problem_reordering_given_that_and_if_then():
     p = build_problem("l", "Lucy has an aquarium with 5 fish. She wants to buy 1 more fish. How many fish would "
                            "Lucy have then?", "x=5+1", 6, "toy")

@@ -214,6 +214,11 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if problem.language != "zh" and asks_what_came_before(problem.tokens[q_start:q_end]):
                 batch.rejected["op1_donor_asks_what_came_before"] += 1  # "Now she has 2778. How many did she start with?"
                 continue
+            if problem.language != "zh" and "change" in (t.lower() for t in problem.tokens[q_start:q_end]):
+                # "... with a $ 20 bill. How much change did she get?": money given back, which the
+                # host's "she got 7 dollars" would count as money gained
+                batch.rejected["op1_donor_asks_for_change"] += 1
+                continue
             asks[d] = predicate(problem.tokens, q_start, q_end, reading.question_entity, problem.language)
             donors[(reading.question_entity, asks[d] - neutral(problem.language)[0])].append(d)
             if problem.language != "zh":

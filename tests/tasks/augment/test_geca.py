@@ -87,6 +87,16 @@ def test_the_operator_refuses_a_pair_without_a_shared_entity():
     assert batch.candidates == [] and batch.rejected["op1_question_asks_another_thing"] >= 1
 
 
+def test_a_donor_asking_for_change_is_refused_change_is_not_money_gained():
+    # MAWPS 2255's narrative put where a host says its holder got money: the label added the change
+    donor = build_problem("d", "Mary paid $ 9 for a book and $ 4 for a pen with a $ 20 bill. How much change did "
+                               "Mary get?", "x=20-9-4", 7, "toy")
+    host = build_problem("h", "Mary had 5 dollars. She got another 7 dollars from her mom. How much money does "
+                              "Mary have now?", "x=5+7", 12, "toy")
+    batch = geca_op1([host, donor], CFG, seed=0, round_=1)
+    assert batch.candidates == [] and batch.rejected["op1_donor_asks_for_change"] == 1
+
+
 def test_the_operator_renames_the_donor_protagonist_to_the_hosts_holder_of_the_same_gender():
     donor = build_problem("d", "Sandy picked 6 pears, she picked 5 more pears. How many pears does Sandy have?",
                           "x=6+5", 11, "toy")

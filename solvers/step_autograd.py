@@ -200,20 +200,25 @@ class StepStore:
     after a write and the next write are the token's consumers.
 
     ``rows`` is the number of rows all appends write together; :meth:`of` wraps one whole tensor.
-    The gradients are plain autograd's (the same additions, in the order the reads' backward runs)."""
+    The gradients are plain autograd's (the same additions, in the order the reads' backward runs).
+
+    The two buffers live in a :class:`_Buffers` that the graph's nodes hold and that holds nothing
+    of the graph; only this object holds the token. Were the buffers on the object that holds the
+    token, each pass would leave a reference cycle through autograd's C++ nodes (token -> node ->
+    ctx -> store -> token) that Python's garbage collector cannot see, and the buffers, the nodes and
+    what they keep would never be freed."""
 
     def __init__(self, rows: int):
         self.rows = rows
         self.used = 0
-        self.buf: torch.Tensor | None = None
-        self.grad: torch.Tensor | None = None
+        self.buffers = _Buffers(rows)
         self.token: torch.Tensor | None = None
 
     @classmethod
     def of(cls, x: torch.Tensor) -> "StepStore":
         """A store holding ``x`` whole (read, never written again)."""
         store = cls(x.shape[0])
-        store.token = _Append.apply(None, x, store, None)
+        store.token = _Append.apply(None, x, store.buffers, None)
         store.used = x.shape[0]
         return store
 
@@ -222,39 +227,51 @@ class StepStore:
         start = self.used
         if start + x.shape[0] > self.rows:
             raise ValueError(f"StepStore: rows {start}..{start + x.shape[0]} beyond its {self.rows}")
-        self.token = _Append.apply(self.token, x, self, start)
+        self.token = _Append.apply(self.token, x, self.buffers, start)
         self.used = start + x.shape[0]
         return start
 
     def write_at(self, index: torch.Tensor, x: torch.Tensor) -> None:
         """Overwrites rows ``index`` (already written) with ``x``: their earlier values get no
         gradient from reads after this write."""
-        self.token = _WriteAt.apply(self.token, x, self, index)
+        self.token = _WriteAt.apply(self.token, x, self.buffers, index)
 
     def read(self, index: torch.Tensor) -> torch.Tensor:
         """Rows ``index`` (a long tensor) as they are now: ``buffer[index]``."""
-        return _Read.apply(self.token, self, index)
+        return _Read.apply(self.token, self.buffers, index)
+
+
+class _Buffers:
+    """A :class:`StepStore`'s rows (``buf``) and the gradient its reads add up (``grad``), shared by
+    its autograd nodes."""
+
+    __slots__ = ("rows", "buf", "grad", "__weakref__")
+
+    def __init__(self, rows: int):
+        self.rows = rows
+        self.buf: torch.Tensor | None = None
+        self.grad: torch.Tensor | None = None
 
 
 class _Append(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, token, x, store, start):
+    def forward(ctx, token, x, buffers, start):
         ctx.set_materialize_grads(False)
-        ctx.store, ctx.start, ctx.n = store, start, x.shape[0]
+        ctx.buffers, ctx.start, ctx.n = buffers, start, x.shape[0]
         if start is None:
-            store.buf = x  # the whole store (StepStore.of): no copy, and nothing writes into it
+            buffers.buf = x  # the whole store (StepStore.of): no copy, and nothing writes into it
         else:
-            if store.buf is None:
-                store.buf = x.new_empty((store.rows, *x.shape[1:]))
-            store.buf[start: start + x.shape[0]].copy_(x)
+            if buffers.buf is None:
+                buffers.buf = x.new_empty((buffers.rows, *x.shape[1:]))
+            buffers.buf[start: start + x.shape[0]].copy_(x)
         return torch.empty(0, device=x.device)
 
     @staticmethod
     def backward(ctx, _token_grad):
-        store = ctx.store
-        grad = store.grad
+        buffers = ctx.buffers
+        grad = buffers.grad
         if ctx.start is None or ctx.start == 0:
-            store.grad = None  # the store's first write runs its backward last: a later backward starts afresh
+            buffers.grad = None  # the store's first write runs its backward last: a later backward starts afresh
         if grad is not None and ctx.start is not None:
             grad = grad[ctx.start: ctx.start + ctx.n]
         return None, grad, None, None
@@ -262,34 +279,36 @@ class _Append(torch.autograd.Function):
 
 class _WriteAt(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, token, x, store, index):
+    def forward(ctx, token, x, buffers, index):
         ctx.set_materialize_grads(False)
-        ctx.store, ctx.index = store, index
-        store.buf.index_copy_(0, index, x)
+        ctx.buffers, ctx.index = buffers, index
+        buffers.buf.index_copy_(0, index, x)
         return torch.empty(0, device=x.device)
 
     @staticmethod
     def backward(ctx, _token_grad):
-        store = ctx.store
-        if store.grad is None:
+        buffers = ctx.buffers
+        if buffers.grad is None:
             return None, None, None, None
-        grad = store.grad[ctx.index]
-        store.grad.index_fill_(0, ctx.index, 0)  # the overwritten values were read by nothing after
+        grad = buffers.grad[ctx.index]
+        buffers.grad.index_fill_(0, ctx.index, 0)  # the overwritten values were read by nothing after
         return None, grad, None, None
 
 
 class _Read(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, token, store, index):
+    def forward(ctx, token, buffers, index):
         ctx.set_materialize_grads(False)
-        ctx.store, ctx.index = store, index
-        return store.buf[index]
+        ctx.buffers, ctx.index = buffers, index
+        return buffers.buf[index]
 
     @staticmethod
     def backward(ctx, grad):
         if grad is not None:
-            store = ctx.store
-            if store.grad is None:
-                store.grad = grad.new_zeros(store.buf.shape)
-            store.grad.index_add_(0, ctx.index, grad)
+            buffers = ctx.buffers
+            if buffers.grad is None:
+                buffers.grad = grad.new_zeros(buffers.buf.shape)
+            if grad._base is buffers.grad:  # a write's rows of this store, passed on unchanged (x + 1 read back)
+                grad = grad.clone()  # index_add_ refuses a source inside the tensor it adds into
+            buffers.grad.index_add_(0, ctx.index, grad)
         return None, None, None

@@ -2,6 +2,9 @@
 layer's many calls computed once and row-prefix slices sharing one gradient buffer."""
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 import torch
 from torch import nn
@@ -153,3 +156,32 @@ def test_step_store_refuses_rows_past_its_size():
     store.append(torch.zeros(2, 1))
     with pytest.raises(ValueError, match="beyond its 3"):
         store.append(torch.zeros(2, 1))
+
+
+
+def test_a_store_is_freed_with_its_graph():
+    """Once the loss and the store are dropped after backward, the store's rows go too: nothing
+    but the graph holds them (no reference cycle through autograd's nodes keeps them alive, which
+    the garbage collector cannot free once later rows are computed from earlier ones)."""
+    x = torch.randn(4, 3, requires_grad=True)
+    store = StepStore(4)
+    store.append(x[:2] * 2)  # rows 0, 1: 2 x[:2]
+    store.append(store.read(torch.tensor([0, 1])) * 3)  # rows 2, 3: 6 x[:2]
+    loss = (store.read(torch.arange(4)) * 5).sum()
+    loss.backward()
+    assert torch.equal(x.grad, torch.tensor([[40.0] * 3] * 2 + [[0.0] * 3] * 2))
+    rows = weakref.ref(store.buffers.buf)
+    del store, loss
+    gc.collect()
+    assert rows() is None
+
+
+def test_a_read_of_rows_whose_gradient_is_the_stores_own():
+    """Rows written as earlier rows plus one: the later rows' gradient reaches the read of the
+    earlier ones unchanged, a piece of the store's own gradient buffer, and adds into it."""
+    x = torch.zeros(2, 3, requires_grad=True)
+    store = StepStore(4)
+    store.append(x * 2)  # rows 0, 1: 2 x
+    store.append(store.read(torch.tensor([0, 1])) + 1)  # rows 2, 3: 2 x + 1
+    store.read(torch.arange(4)).sum().backward()  # d/dx of 2 x + (2 x + 1), every element
+    assert torch.equal(x.grad, torch.full((2, 3), 4.0))

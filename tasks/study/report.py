@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from mwp.durable import write_json_durable, write_text_durable
+from tasks.study.arm_report import arm_sections
 from tasks.study.arms import ARMS, PER_ROUND, RETENTION, TABLE1, TABLE5, WARM_START, in_table
 from tasks.study.cells import CellResult, compound_coverage, kept_diversity, kept_sample, main_set
 from tasks.study.sd_report import SD, sd_sections
@@ -228,11 +229,12 @@ def write_report(results: Sequence[CellResult], directory: Path, header: Sequenc
     retention = retention_table(study)
     if retention:
         lines += ["## Which problems each retention keeps", "", *retention, ""]
-    for solver in study.solvers:  # the SD tables (Table 4, the arms against the control, kept problems to read)
-        by_arm = {arm: study.by.get((solver, SD, arm), {}) for arm in study.arms}
-        sd = sd_sections({arm: cells for arm, cells in by_arm.items() if cells}, sd_labels or {})
-        if sd:
-            lines += [f"# {solver} on SD", "", *sd]
+    for solver in study.solvers:  # per split: what each arm kept, kept problems to read (SD: Table 4 too)
+        for split in study.splits:
+            by_arm = {arm: cells for arm in study.arms if (cells := study.by.get((solver, split, arm), {}))}
+            sections = sd_sections(by_arm, sd_labels or {}) if split == SD else arm_sections(by_arm, split)
+            if sections:
+                lines += [f"# {solver} on {'SD' if split == SD else split}", "", *sections]
     lines += ["## Figures", ""] + [f"![{name}]({name})" for name in figures] + ["", "## Per round (beyond the paper)",
                                                                                   "", *beyond(study)]
     report = directory / "report.md"

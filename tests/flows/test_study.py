@@ -51,6 +51,24 @@ def test_the_report_has_paired_intervals_and_plots(tiny_study):
         assert f"![{name}]({name})" in report
 
 
+def test_each_arm_of_a_split_shows_what_it_kept_and_kept_problems_to_read(tiny_study):
+    params, _ = tiny_study
+    report = (params.directory() / "report.md").read_text()
+    table = report.split("# gts on iid")[1].split("## iid: what each arm kept")[1].split("\n## ")[0]
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines()
+            if line.startswith("| ") and not line.startswith("| arm")}
+    assert set(rows) == {"control", "loop"}
+    loop_dirs = [next((params.directory() / "cells" / f"gts-iid-loop-s{s}").iterdir()) for s in (0, 1)]
+    kept = [sum(len((d / f"round_0{r}" / "kept.jsonl").read_text().splitlines()) for r in (1, 2)) for d in loop_dirs]
+    assert rows["loop"][1] == "2" and "[" in rows["loop"][3] and rows["control"][3] == "-"
+    ops = dict(item.rsplit(" ", 1) for item in rows["loop"][5].split(", "))
+    assert sum(float(v) for v in ops.values()) == pytest.approx(sum(kept) / 2, abs=len(ops) / 2)  # per-operator means
+    reading = report.split("## iid: kept problems to read")[1].split("\n## ")[0]
+    assert "### loop, seed 0" in reading and "### control" not in reading
+    assert reading.count("from: ") == len([line for line in reading.splitlines() if line[:1].isdigit()]) > 0
+    assert "# lstm on iid" in report  # every solver gets its own sections
+
+
 def test_the_control_gets_as_many_updates_as_the_loops_final_round(tiny_study):
     params, _ = tiny_study
     for seed in (0, 1):

@@ -55,15 +55,18 @@ _TITLES = frozenset({"Mr", "Mrs", "Ms", "Dr", "Miss", "Uncle", "Aunt", "Grandma"
 
 def _bound_mention(tokens: Sequence[str], i: int, kind: str) -> bool:
     """A mention the swap cannot rewrite alone: a name after a title ("Mrs. Hilt"), a noun inside a
-    compound or after a modifier ("book case", "mystery books": the new noun would not fit them)."""
+    compound or after a modifier ("book case", "mystery books": the new noun would not fit them), a noun
+    with a bare "of" complement ("pieces of candy": "cupcakes of candy" is no candy)."""
     before = tokens[i - 1] if i > 0 else ""
     before2 = tokens[i - 2] if i > 1 else ""
     if kind == "name":
         return before in _TITLES or (before == "." and before2 in _TITLES)
     after = tokens[i + 1] if i + 1 < len(tokens) else ""
+    after2 = tokens[i + 2] if i + 2 < len(tokens) else ""
     modifier = before.isalpha() and before.islower() and before not in _FUNCTION
     compound = after.isalpha() and after.islower() and after not in _FUNCTION and not _inflected_verb(after)
-    return modifier or compound
+    complement = after == "of" and after2.isalpha() and after2.islower() and after2 not in _FUNCTION
+    return modifier or compound or complement
 
 
 def _inflected_verb(word: str) -> bool:

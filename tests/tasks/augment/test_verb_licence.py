@@ -75,3 +75,19 @@ def test_a_crop_verb_takes_what_another_crop_verb_takes_and_only_originals_attes
     assert verb_refusal(grown, "pumpkin", "candy", takes) == REASON
     held = build_problem("h", "Sara has 43 pumpkins. How many pumpkins does Sara have?", "x=43", 43, "toy")
     assert verb_refusal(held, "pumpkin", "candy", takes) is None  # "has" selects nothing
+
+
+def test_a_noun_with_a_bare_of_complement_is_not_swapped():
+    """"32 pieces of candy ... ate 35 pieces": "pieces" counts candy, so "cupcakes of candy" would be wrong;
+    "ate 3 of the pumpkins" is a partitive, not a complement."""
+    halloween = build_problem("h", "Debby had 32 pieces of candy while her sister had 42. If they ate 35 pieces the "
+                                   "first night, how many pieces do they have left?", "x=32+42-35", 39, "toy")
+    entities = pool_entities([halloween])
+    out = swap_entity(halloween, entities.entity("noun", "piece"), entities.entity("noun", "cupcake"), "geca_op2", "",
+                      1, entities.gender, entities.takes)
+    assert out == "swap_mention_bound_to_its_words"
+    partitive = build_problem("r", "Sara grew 43 pumpkins. The rabbits ate 3 of the pumpkins. How many pumpkins does "
+                                   "Sara have?", "x=43-3", 40, "toy")
+    out = swap_entity(partitive, entities.entity("noun", "pumpkin"), entities.entity("noun", "turnip"), "geca_op2", "",
+                      1, entities.gender, {"grow": frozenset({"turnip"}), "eat": frozenset()})
+    assert out.text == "Sara grew 43 turnips. The rabbits ate 3 of the turnips. How many turnips does Sara have?"

@@ -7,12 +7,13 @@ Two steps, so that the swaps refused are the very candidates the code without th
      runs it) on the training side of a compaug split over MAWPS; every verified candidate, with its
      parent and detail, one JSON line each. It uses nothing of the licence, so it runs under the code
      before it as well (``PYTHONPATH=<that tree>``).
-  2. ``--draw FILE --out DIR``: with the licence of this tree (built from the same training side),
-     each dumped noun swap is read as refused (``verb_refusal``), kept under a selective verb (the
-     replaced noun is the object of one in the parent), or neither; ``--sample`` of each of the first two
-     drawn with ``--draw-seed`` into ``<out>/op2-verb-refused.sample.jsonl`` and
-     ``<out>/op2-verb-kept.sample.jsonl`` (bench/label_audit.py's format; copy to ``.judged.jsonl``,
-     judge, and score with ``bench/label_audit.py --score DIR``), with the counts in ``<out>/draw.json``.
+  2. ``--draw FILE --out DIR``: each dumped noun swap whose replaced noun is the object of a selective
+     verb in its parent is made again by this tree's ``swap_entity`` with the licence (built from the same
+     training side): refused by the licence, refused for another reason (counted), or kept. ``--sample``
+     of the refused and of the kept are drawn with ``--draw-seed`` into ``<out>/op2-verb-refused.sample.jsonl``
+     and ``<out>/op2-verb-kept.sample.jsonl`` (bench/label_audit.py's format; copy to ``.judged.jsonl``,
+     judge, and score with ``bench/label_audit.py --score DIR``), leaving out every problem of the judged
+     files given to ``--exclude``; the counts go to ``<out>/draw.json``.
 
   PYTHONPATH=../main python bench/verb_licence_audit.py --split SPLIT.json --data DATA --dump before.jsonl
   python bench/verb_licence_audit.py --split SPLIT.json --data DATA --draw before.jsonl --out docs/audits/x
@@ -58,15 +59,18 @@ def dump(split: Path, data: Path, out: Path) -> int:
     return 0
 
 
-def draw(split: Path, data: Path, before: Path, out: Path, sample: int, seed: int) -> int:
-    from bench.audit_files import write_sample
-    from tasks.augment.licence import attested, verb_objects, verb_refusal
+def draw(split: Path, data: Path, before: Path, out: Path, sample: int, seed: int, exclude: list[Path]) -> int:
+    from bench.audit_files import read_judged, write_sample
+    from bench.label_audit import VERDICTS
+    from tasks.augment.licence import REASON, verb_objects
+    from tasks.augment.swap import pool_entities, swap_entity
 
     train, _, _ = training_side(split, data)
     by_id = {p.id: p for p in train}
-    takes = attested(train)
+    entities = pool_entities(train)
+    judged = {row["text"] for path in exclude for row in read_judged(path, VERDICTS)}
     rows = [json.loads(line) for line in before.read_text(encoding="utf-8").splitlines() if line.strip()]
-    refused, kept, verbs_of = [], [], Counter()
+    refused, kept, verbs_of, other = [], [], Counter(), Counter()
     for row in rows:
         if not row["detail"].startswith("noun: "):
             continue
@@ -75,20 +79,26 @@ def draw(split: Path, data: Path, before: Path, out: Path, sample: int, seed: in
         verbs = sorted(v for v, n in verb_objects(parent) if n == old)
         if not verbs:
             continue
+        made = swap_entity(parent, entities.entity("noun", old), entities.entity("noun", new), "geca_op2", "", 1,
+                           entities.gender, entities.takes)
         row = dict(row, verbs=verbs, verdict="", reason="")
-        if verb_refusal(parent, old, new, takes):
+        if made == REASON:
             refused.append(dict(row, dataset="op2-verb-refused"))
             verbs_of.update(f"refused {v}" for v in verbs)
+        elif isinstance(made, str):
+            other[made] += 1
         else:
             kept.append(dict(row, dataset="op2-verb-kept"))
             verbs_of.update(f"kept {v}" for v in verbs)
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
     for name, items in (("op2-verb-refused", refused), ("op2-verb-kept", kept)):
+        items = [r for r in items if r["text"] not in judged]
         write_sample(out / f"{name}.sample.jsonl", sorted(rng.sample(items, min(sample, len(items))), key=lambda r: r["id"]))
     record = {"dumped": len(rows), "noun_swaps": sum(r["detail"].startswith("noun: ") for r in rows),
-              "refused": len(refused), "kept_under_selective_verb": len(kept), "by_verb": dict(sorted(verbs_of.items())),
-              "takes": {v: sorted(n) for v, n in sorted(takes.items())}, "sample": sample, "draw_seed": seed}
+              "refused": len(refused), "kept_under_selective_verb": len(kept), "refused_otherwise": dict(other),
+              "by_verb": dict(sorted(verbs_of.items())), "already_judged": len(judged),
+              "takes": {v: sorted(n) for v, n in sorted(entities.takes.items())}, "sample": sample, "draw_seed": seed}
     (out / "draw.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
     print(json.dumps({k: v for k, v in record.items() if k != "takes"}, indent=1))
     return 0
@@ -103,11 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="folder for the drawn samples (with --draw)")
     parser.add_argument("--sample", type=int, default=20)
     parser.add_argument("--draw-seed", type=int, default=0)
+    parser.add_argument("--exclude", type=Path, nargs="*", default=[], help="judged files whose problems are not drawn")
     args = parser.parse_args(argv)
     if args.dump:
         return dump(args.split, args.data, args.dump)
     if args.draw and args.out:
-        return draw(args.split, args.data, args.draw, args.out, args.sample, args.draw_seed)
+        return draw(args.split, args.data, args.draw, args.out, args.sample, args.draw_seed, args.exclude)
     parser.error("give --dump FILE, or --draw FILE with --out DIR")
     return 2
 

@@ -5,14 +5,15 @@ pencils"). Environments (swap.py) license pumpkin ~ pencil when the two fill som
 
 Most verbs of word problems take anything a story can hold (buy, give, find, put, collect, take, sell): no
 licence for them. A few select their object: what is grown, planted, harvested or picked is a crop, what is
-baked, cooked, eaten or drunk is food, what is read is a text. ``SELECTIVE`` names these verbs; the list is
-read off the pool's own verb-object table, where each of them takes nouns of one kind only, while "buy" and
-"give" take things of every kind. Which nouns of the kind a verb takes is not listed here: it is what the
-pool shows. A swap to X in a problem where the noun being replaced is the object of a selective verb V
-is licensed only when some original problem of the pool writes X as the object of V or of a verb of V's
-kind (``_SHARES``: a crop grown can be picked, planted or harvested; what is baked can be cooked; what is
-baked, cooked, grown or picked can be eaten): "Keith grew 6 turnips" licenses pumpkin -> turnip under
-"grew", "Fred picked 36 limes" pumpkin -> lime. Else it is refused with a counted reason, never silently.
+baked, cooked, eaten or drunk is food, what is read is a text. ``SELECTIVE`` names these verbs, a list chosen
+by reading the MAWPS pool's verb-object table, where their objects are nouns of one kind (with a few
+containers: "picked 3 bags", "harvest 83 sacks") while "buy" and "give" take things of every kind. Which
+nouns of the kind a verb takes is not listed here: it is what the pool shows. A swap to X in a problem
+where the noun being replaced is the object of a selective verb V is licensed only when some original
+problem of the pool writes X as the object of V or of a verb of V's kind (``_SHARES``: a crop grown can be
+picked, planted or harvested; what is baked can be cooked; what is baked, cooked, grown or picked can be
+eaten): "Keith grew 6 turnips" licenses pumpkin -> turnip under "grew", "Fred picked 36 limes" pumpkin ->
+lime. Else it is refused with a counted reason, never silently.
 Only original problems (round 0) attest: a kept swap that slipped through would otherwise license more.
 
 The reading is by position, as the entity rules read (entities.py): a verb before a quantity ("grew 43
@@ -88,7 +89,9 @@ def _counted_after(tokens: Sequence[str], pos: int) -> str | None:
 def _passive_after(tokens: Sequence[str], pos: int) -> str | None:
     """"23 pumpkins were eaten": the selective verb of a passive right after the counted noun."""
     span = noun_run(tokens, pos + 1)
-    if span is None or span[1] + 1 >= len(tokens) or tokens[span[1]].lower() not in _BE or _phrasal(tokens, span[1] + 1):
+    if span is None or span[1] + 1 >= len(tokens) or tokens[span[1]].lower() not in _BE:
+        return None
+    if _phrasal(tokens, span[1] + 1):
         return None
     return _selective_verb(tokens[span[1] + 1])
 

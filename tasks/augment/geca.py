@@ -384,7 +384,8 @@ def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 continue
             old_entity, new_entity = entities.entity(kind, key), entities.entity(kind, new)
             detail = f"{kind}: {key} -> {new}"
-            out = swap_entity(problem, old_entity, new_entity, "geca_op2", detail, round_, entities.gender)
+            out = swap_entity(problem, old_entity, new_entity, "geca_op2", detail, round_, entities.gender,
+                              entities.takes)
             if isinstance(out, str):
                 batch.rejected["op2_" + out] += 1
             else:

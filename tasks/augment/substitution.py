@@ -43,7 +43,7 @@ def entity_substitution(problems: Sequence[Problem], cfg: AugmentConfig, seed: i
             new = others[rng.randrange(len(others))]
             detail = f"{kind}: {old} -> {new}"
             out = swap_entity(problem, entities.entity(kind, old), entities.entity(kind, new), "entity_substitution",
-                              detail, round_, entities.gender)
+                              detail, round_, entities.gender, entities.takes)
             if isinstance(out, str):
                 batch.rejected["entity_" + out] += 1
             else:

@@ -20,6 +20,7 @@ from mwp.problem import Problem
 from tasks.augment.base import UNIT_WORDS, Slot, assemble, clause_units
 from tasks.augment.entities import _FUNCTION, INVARIANT, SINGULAR_PRONOUNS, entity_key, heads, names_in, plural, read, singular
 from tasks.augment import zh
+from tasks.augment.licence import attested, verb_refusal
 from tasks.augment.morph import lemma
 from tasks.augment.base import skeleton
 
@@ -54,15 +55,18 @@ _TITLES = frozenset({"Mr", "Mrs", "Ms", "Dr", "Miss", "Uncle", "Aunt", "Grandma"
 
 def _bound_mention(tokens: Sequence[str], i: int, kind: str) -> bool:
     """A mention the swap cannot rewrite alone: a name after a title ("Mrs. Hilt"), a noun inside a
-    compound or after a modifier ("book case", "mystery books": the new noun would not fit them)."""
+    compound or after a modifier ("book case", "mystery books": the new noun would not fit them), a noun
+    with a bare "of" complement ("pieces of candy": "cupcakes of candy" is no candy)."""
     before = tokens[i - 1] if i > 0 else ""
     before2 = tokens[i - 2] if i > 1 else ""
     if kind == "name":
         return before in _TITLES or (before == "." and before2 in _TITLES)
     after = tokens[i + 1] if i + 1 < len(tokens) else ""
+    after2 = tokens[i + 2] if i + 2 < len(tokens) else ""
     modifier = before.isalpha() and before.islower() and before not in _FUNCTION
     compound = after.isalpha() and after.islower() and after not in _FUNCTION and not _inflected_verb(after)
-    return modifier or compound
+    complement = after == "of" and after2.isalpha() and after2.islower() and after2 not in _FUNCTION
+    return modifier or compound or complement
 
 
 def _inflected_verb(word: str) -> bool:
@@ -85,6 +89,7 @@ class PoolEntities:
     surfaces: dict[str, tuple[str, str]]  # noun key -> (singular, plural) as written in the pool
     gender: dict[str, str]  # name -> "f" / "m" (the lexicon, else the original one-name problems' pronouns, if they agree)
     classifiers: dict[str, set[str]] = None  # Chinese noun -> count classifiers seen with it ("个", "本")
+    takes: dict[str, frozenset[str]] = None  # selective verb -> nouns the original problems give it (licence.py)
 
     def entity(self, kind: str, key: str) -> Entity:
         if kind == "noun" and _is_cjk(key):
@@ -144,7 +149,8 @@ def pool_entities(problems: Sequence[Problem], lexicon_gender: dict[str, str] | 
     surfaces = {key: ((key, key) if key in INVARIANT else
                       (f.get(True, singular(f.get(False, key))), f.get(False, plural(f.get(True, key)))))
                 for key, f in seen_forms.items()}
-    return PoolEntities(dict(alternatives), surfaces, _genders(votes, lexicon_gender or {}), dict(classifiers))
+    return PoolEntities(dict(alternatives), surfaces, _genders(votes, lexicon_gender or {}), dict(classifiers),
+                        attested(problems))
 
 
 def _is_cjk(text: str) -> bool:
@@ -215,9 +221,10 @@ def _rewrite(token: str, new: Entity) -> str:
 
 
 def swap_entity(problem: Problem, old: Entity, new: Entity, operator: str, detail: str, round_: int,
-                gender: dict[str, str] | None = None) -> Problem | str:
+                gender: dict[str, str] | None = None, takes: dict[str, frozenset[str]] | None = None) -> Problem | str:
     """``problem`` with every mention of ``old`` written as ``new``; same expression. Returns the new
-    problem, or the reason it is refused."""
+    problem, or the reason it is refused. With ``takes`` (English nouns), a noun that is the object of a
+    selective verb is replaced only by one the pool shows with that verb (licence.py)."""
     if problem.language == "zh":
         return _swap_zh(problem, old, new, operator, detail, round_, gender or {})
     tokens = problem.tokens
@@ -233,6 +240,10 @@ def swap_entity(problem: Problem, old: Entity, new: Entity, operator: str, detai
     qty = set(problem.quantity_positions())
     if any(_matches(t, old) and _bound_mention(tokens, i, old.kind) for i, t in enumerate(tokens) if i not in qty):
         return "swap_mention_bound_to_its_words"
+    if old.kind == "noun" and takes is not None:
+        refusal = verb_refusal(problem, old.key, new.key, takes)
+        if refusal:
+            return refusal  # "Sara grew 43 pencils": no original problem grows pencils
     out = [(_rewrite(t, new) if i not in qty and _matches(t, old) else t) for i, t in enumerate(tokens)]
     slots = [Slot(pos, j, q.value, q.surface) for j, (pos, q) in enumerate(zip(problem.quantity_positions(),
                                                                                problem.quantities))]

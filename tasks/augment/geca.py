@@ -186,7 +186,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     batch = CandidateBatch()
     rng = rng_for(seed, round_, "geca_op1")
     units = [clause_units(p) for p in problems]
-    readings = [read(p) for p in problems]
+    # Hosts, like donors, read "How many are left?" as the one entity of their text (entities.py); the
+    # consistency checks read op1's candidates so, and refuse one whose composed text no longer has one entity.
+    readings = [read(p, elided=True) for p in problems]
     # As donors, English problems whose question opens "If C, ..." are told "C. How many ...?" (en_conditional.py).
     told = {d: t for d, t in enumerate(map(declarative_donor, problems)) if t is not None}
     donor_problems = [told.get(d, p) for d, p in enumerate(problems)]
@@ -239,7 +241,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if question_span(host) != u.spans[-1]:
             batch.rejected["op1_question_not_last"] += 1  # a reordered problem asks first: no narrative to splice into
             continue
-        if _donor_inconsistent(host, u, reading):
+        if _donor_inconsistent(host, u, reading, elided=True):
             batch.rejected["op1_host_question_not_about_its_narrative"] += 1  # a composition would inherit it
             continue
         clauses = []

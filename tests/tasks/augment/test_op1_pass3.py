@@ -1,0 +1,63 @@
+"""Operation 1 (English), third pass on MAWPS: hosts whose question leaves its entity out ("How many are left?")
+take donors as donors did, a bare quantity ("gives 5 to Harold") counts the one entity of its text, and the
+consistency checks read an op1 composition so, refusing one whose narrative brings another entity in."""
+from fractions import Fraction
+
+from mwp.expr import to_prefix
+from mwp.problem import build_problem
+from tasks.augment.base import AugmentConfig
+from tasks.augment.consistency import consistency_reason
+from tasks.augment.entities import question_entity
+from tasks.augment.geca import geca_op1
+from tasks.augment.verify import verify
+
+
+def _op1(host, donor):
+    batch = geca_op1([host, donor], AugmentConfig(), seed=0, round_=1)
+    return batch, [c for c in batch.candidates if c.provenance.parents == ("h", "d")]
+
+
+def test_a_bare_quantity_counts_the_one_entity_of_an_elided_question():
+    def asked(text, equation, answer):
+        return question_entity(build_problem("p", text, equation, answer, "toy"), elided=True)
+    assert asked("Cade had 87 marbles. He gave 8 to Dylan. How many does he have left?", "x=87-8", 79) == "marble"
+    assert asked("Debby had 30 coloring books. If she gave away 7 of them, but then bought 35 more, how many would "
+                 "she have total?", "x=30-7+35", 58) == "book"
+    # "20 M & M's": a word after the number that may be a noun, so not bare; which sweets does he have more of?
+    assert asked("Bryan has 50 skittles. Ben has 20 M & M's. How many more does he have?", "x=50-20", 30) is None
+    # Nothing counted at all: no entity to read.
+    assert asked("Tom had 8. He gave 3 to Ann. How many are left?", "x=8-3", 5) is None
+
+
+def test_an_elided_host_takes_a_donor_for_its_statement():
+    host = build_problem("h", "There are 47 eggs in a box. Harry takes 5 eggs. How many are left?", "x=47-5", 42, "toy")
+    donor = build_problem("d", "Mary starts with 27 eggs. She finds another 4. How many eggs does Mary end with?",
+                          "x=27+4", 31, "toy")
+    batch, made = _op1(host, donor)
+    kept, _ = verify(made)
+    (new,) = kept
+    assert new.text == "Mary starts with 27 eggs. She finds another 4. Harry takes 5 eggs. How many are left?"
+    assert " ".join(to_prefix(new.expression)) == "- + N0 N1 N2" and new.answer == Fraction(26)
+    assert consistency_reason(new, [host, donor]) is None
+
+
+def test_an_elided_host_whose_composition_counts_another_entity_is_refused_by_the_checks():
+    # The donor multiplies packs by cards: "How many are there total?" no longer reads as one entity's sum.
+    host = build_problem("h", "There are 9 cards. 7 cards more are added. How many are there total?", "x=9+7", 16, "toy")
+    donor = build_problem("d", "Ann has 5 cards. She buys 3 packs of 4 cards. How many cards does Ann have?", "x=5+3*4",
+                          17, "toy")
+    _, made = _op1(host, donor)
+    kept, _ = verify(made)
+    (new,) = kept
+    assert new.text == "Ann has 5 cards. She buys 3 packs of 4 cards. 7 cards more are added. How many are there total?"
+    assert " ".join(to_prefix(new.expression)) == "+ + N0 * N1 N2 N3" and new.answer == Fraction(24)
+    assert consistency_reason(new, [host, donor]) == "check_question_unreadable"
+
+
+def test_swaps_still_refuse_an_elided_question():
+    from dataclasses import replace
+    problem = build_problem("p", "There are 9 cards. 4 cards more are added. How many are there total?", "x=9+4", 13,
+                            "toy")
+    swapped = replace(problem, provenance=replace(problem.provenance, operator="geca_op2", detail="noun: egg -> card",
+                                                  parents=("p",)))
+    assert consistency_reason(swapped, [problem]) == "check_question_unreadable"

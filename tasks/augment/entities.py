@@ -265,8 +265,8 @@ def question_entity(problem: Problem, elided: bool = False) -> str | None:
 
 def _elided_entity(problem: Problem) -> str | None:
     """The entity of "How many are left?" with no noun: the one entity every quantity of the text counts (a
-    bare quantity, "gives 5 to Harold", counts it too), when the expression only adds and subtracts (a sum or difference of counts of E counts E; "4 tickets a piece,
-    how many could he buy?" divides, and counts candy)."""
+    bare quantity, "gives 5 to Harold", counts it too), when the expression only adds and subtracts (a sum or
+    difference of counts of E counts E; "4 tickets a piece, how many could he buy?" divides, and counts candy)."""
     if any(isinstance(node, BinOp) and node.op not in "+-" for node in iter_nodes(problem.expression)):
         return None
     entities = {quantity_entity(problem, j) for j in range(len(problem.quantities)) if not _bare(problem, j)}

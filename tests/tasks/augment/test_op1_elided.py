@@ -38,12 +38,14 @@ def test_an_elided_donor_question_composes_and_a_donor_asking_the_start_is_refus
     assert new.text == ("There are 27 pencils in the drawer. Nancy placed 45 pencils in the drawer. Eric takes 4 "
                         "pencils. How many pencils are left?")
     assert " ".join(to_prefix(new.expression)) == "- + N0 N1 N2" and new.answer == Fraction(68)
-    # The same problem as a host is read too (test_op1_pass3.py); its statements find no donor here: "in the
-    # drawer" is referred to after the first, and the second is an event no question asks for.
+    # The same problem as a host is read too (test_op1_pass3.py): its opening takes the narrative that opens with it.
     batch = geca_op1([donor, host], AugmentConfig(), seed=0, round_=1)
-    assert not [c for c in batch.candidates if c.provenance.parents[0] == "d"]
+    kept, _ = verify(batch.candidates)
+    (new,) = [c for c in kept if c.provenance.parents == ("d", "h")]
+    assert new.text == ("There are 41 pencils in the drawer. Eric takes 4 pencils. Nancy placed 45 pencils in the "
+                        "drawer. How many are there now?")
+    assert " ".join(to_prefix(new.expression)) == "+ - N0 N1 N2" and new.answer == Fraction(82)
     assert batch.rejected["op1_host_question_not_about_its_narrative"] == 0
-    assert batch.rejected["op1_host_refers_to_the_dropped_modifier"] == 1
     # "Now she has 2778" ends after the amount the question asks: it cannot stand for "Jack starts with 50".
     host = build_problem("h", "Jack starts with 50 marbles. He shares 33 with Rebecca. How many marbles does Jack end "
                          "with?", "x=50-33", 17, "toy")

@@ -61,3 +61,50 @@ def test_swaps_still_refuse_an_elided_question():
     swapped = replace(problem, provenance=replace(problem.provenance, operator="geca_op2", detail="noun: egg -> card",
                                                   parents=("p",)))
     assert consistency_reason(swapped, [problem]) == "check_question_unreadable"
+
+
+def test_a_holding_of_a_kind_takes_donors_asking_for_that_kind():
+    host = build_problem("h", "Marilyn starts with 51 bottle caps. She shares 36 with Nancy. How many bottle caps does "
+                         "Marilyn end with?", "x=51-36", 15, "toy")
+    donor = build_problem("d", "Joshua has 40 bottle caps. He buys 7 more. How many bottle caps does Joshua have in all?",
+                          "x=40+7", 47, "toy")
+    _, made = _op1(host, donor)
+    kept, _ = verify(made)
+    (new,) = kept
+    assert new.text == ("Marilyn has 40 bottle caps. She buys 7 more. She shares 36 with Nancy. How many bottle caps "
+                        "does Marilyn end with?")
+    assert " ".join(to_prefix(new.expression)) == "- + N0 N1 N2" and new.answer == Fraction(11)
+    assert "holding" in new.provenance.detail and "pronouns->f" in new.provenance.detail
+
+
+def test_a_holding_never_takes_a_donor_asking_for_another_kind():
+    # "How many green balloons?" counts a part of Brad's 20: it cannot stand for Amy's 17 balloons.
+    # (Its narrative opens with the statement's own "has N balloons", which alone would license it.)
+    host = build_problem("h", "Tom has 17 balloons. He gives 5 to Amy. How many balloons does Tom have now?", "x=17-5",
+                         12, "toy")
+    donor = build_problem("d", "Brad has 20 balloons. 8 balloons are red and the rest are green. How many green "
+                          "balloons does Brad have?", "x=20-8", 12, "toy")
+    batch, made = _op1(host, donor)
+    assert not made
+    # Nor the other way: "51 bottle caps" takes no donor asking for caps of no kind.
+    host = build_problem("h", "Marilyn starts with 51 bottle caps. She shares 36 with Nancy. How many bottle caps does "
+                         "Marilyn end with?", "x=51-36", 15, "toy")
+    donor = build_problem("d", "Joshua has 40 caps. He buys 7 more. How many caps does Joshua have in all?", "x=40+7", 47,
+                          "toy")
+    batch, made = _op1(host, donor)
+    assert not made
+
+
+def test_the_shared_entity_is_no_sign_of_a_restated_host():
+    # "caps" reads as a verb and "bottle" as a noun in both texts: the entity every composition shares.
+    host = build_problem("h", "There are 16 bottle caps in a box. Marvin takes 6 bottle caps. How many are left?",
+                         "x=16-6", 10, "toy")
+    donor = build_problem("d", "Nicholas starts with 8 bottle caps. He gets 85 more from Catherine. How many bottle caps "
+                          "does Nicholas have in all?", "x=8+85", 93, "toy")
+    batch, made = _op1(host, donor)
+    kept, _ = verify(made)
+    (new,) = kept
+    assert new.text == ("Nicholas starts with 8 bottle caps. He gets 85 more from Catherine. Marvin takes 6 bottle caps. "
+                        "How many are left?")
+    assert " ".join(to_prefix(new.expression)) == "- + N0 N1 N2" and new.answer == Fraction(87)
+    assert batch.rejected["op1_donor_restates_the_host"] == 0

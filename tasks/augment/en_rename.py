@@ -17,6 +17,25 @@ from mwp.problem import Problem
 from tasks.augment.entities import _FUNCTION, names_in
 from tasks.augment.swap import pronoun_gender
 
+# Given names whose gender convention is plain, for telling the gender of a host's holder in a rename only
+# (never a name to swap in: the substitution lexicon is mwp/resources/names.txt). The lexicon and the pool's own
+# pronouns come first (geca.py); names MAWPS itself gives both genders ("Joe", "Lexie") are left out.
+_CONVENTIONAL = {
+    "m": "Aaron Abe Albert Andrew Anthony Arthur Benjamin Bobby Brian Bruce Cade Carlos Charles Christopher Clarence "
+         "Cody Craig Daniel Dave Douglas Dylan Edward Enrique Eric Erik Ernest Eugene Frank Gary Gerald Gordon Harry "
+         "Irwin Jeff Jeffrey Jerry Jim Jose Joseph Joshua Juan Kaleb Kenny Kevin Larry Lawrence Louis Martin "
+         "Marvin Matthew Nathan Ned Nicholas Omar Oscar Paco Patrick Phillip Ralph Roger Ron Russell Ryan Scott Sean "
+         "Shawn Spencer Stanley Steve Steven Todd Tony Victor Vince Vincent Walter Wayne William Zach Zachary",
+    "f": "Allyson Amanda Angela Anita Ann Anne Annie Ashley Becky Bianca Brenda Bridget Carla Carol Carolyn Carrie "
+         "Cheryl Chloe Christine Cindy Connie Debby Debra Diane Dina Doris Dorothy Elisa Elise Ella Erin Evelyn Eve "
+         "Faye Frances Geraldine Gloria Haley Hannah Heather Helen Iesha Isabel Janet Jazmin Jennifer Joyce Karin "
+         "Kathryn Kathy Katherine Kendra Kristi Kylie Lauren Lillian Linda Lindsey Lizette Louise Madison Mandy "
+         "Marie Marilyn Marlee Marta Martha Mildred Minerva Nina Norma Paige Pamela Patricia Paula Rebecca Rosa Ruth "
+         "Samantha Sandra Sarah Sharon Shirley Susan Suzie Teresa Tess Tessa Theresa Tori Trisha Vanessa Virginia "
+         "Wanda Wendy",
+}
+CONVENTIONAL_GENDERS = {name: g for g, names in _CONVENTIONAL.items() for name in names.split()}
+
 _TO_FEMALE = {"he": "she", "him": "her", "his": "her", "himself": "herself"}
 _TO_MALE = {"she": "he", "hers": "his", "herself": "himself"}
 
@@ -33,6 +52,8 @@ def gendered_rename(host: Problem, holder: str, narrative: Sequence[str], asked_
     if said == "both":
         return "op1_holder_gender_differs"
     host_said = pronoun_gender(host.tokens)
+    if host_said in ("f", "m") and names_in(host.tokens) == {holder} and genders.get(holder) not in (None, host_said):
+        return "op1_holder_gender_differs"  # the host's own "she" for a holder the names say is male: trust neither
     holder_gender = genders.get(holder) or (host_said if host_said in ("f", "m") else None)
     if holder_gender is None:
         return "op1_holder_gender_unknown"

@@ -27,7 +27,7 @@ from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, ag
                                     rated_nouns, read)
 from tasks.augment.en_conditional import declarative_donor
 from tasks.augment.en_refusal import asks_what_came_before, en_refusal
-from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
+from tasks.augment.en_rename import CONVENTIONAL_GENDERS, gendered_rename, swap_pronouns, told_apart
 from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, entity_adjectives, event_core,
                                    holding_modifier, host_refusal, introduced_as_known, is_holding_question, opening,
                                    refers_to_dropped)
@@ -195,7 +195,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     donor_problems = [told.get(d, p) for d, p in enumerate(problems)]
     donor_units = [clause_units(t) if d in told else units[d] for d, t in enumerate(donor_problems)]
     donor_readings = [read(t, elided=True) for t in donor_problems]  # "How many are left?" donates (entities.py)
-    genders = pool_entities(problems, lexicon_genders()).gender
+    # A holder's gender where a rename rewrites pronouns: the lexicon, the pool's pronouns, then plain conventions
+    genders = {**CONVENTIONAL_GENDERS, **pool_entities(problems, lexicon_genders()).gender}
     # Donors by (entity, what the question says of it): a host statement looks up its own pair, so only
     # donors whose question asks for what the statement states are ever drawn.
     donors: dict[tuple[str, frozenset[str]], list[int]] = defaultdict(list)

@@ -108,3 +108,27 @@ def test_the_shared_entity_is_no_sign_of_a_restated_host():
                         "How many are left?")
     assert " ".join(to_prefix(new.expression)) == "- + N0 N1 N2" and new.answer == Fraction(87)
     assert batch.rejected["op1_donor_restates_the_host"] == 0
+
+
+def test_a_holder_of_conventional_gender_takes_a_narrative_told_of_the_other():
+    # Wayne is in no lexicon and no pronoun of the pool says his gender: the conventions of given names do.
+    host = build_problem("h", "Wayne collects 9 blocks. Wayne's father gives Wayne 6 more. How many blocks does Wayne "
+                         "have?", "x=9+6", 15, "toy")
+    donor = build_problem("d", "Carol starts with 42 blocks. She loses 25. How many blocks does Carol end with?",
+                          "x=42-25", 17, "toy")
+    _, made = _op1(host, donor)
+    kept, _ = verify(made)
+    (new,) = kept
+    assert new.text == ("Wayne starts with 42 blocks. He loses 25. Wayne's father gives Wayne 6 more. How many blocks "
+                        "does Wayne have?")
+    assert " ".join(to_prefix(new.expression)) == "+ - N0 N1 N2" and new.answer == Fraction(23)
+    assert "renamed=Carol->Wayne pronouns->m" in new.provenance.detail
+
+
+def test_a_host_whose_own_pronouns_contradict_its_holders_known_gender_is_refused():
+    # The lexicon says Tom is male, the host says "she" of him: which pronoun would the narrative take?
+    host = build_problem("h", "Tom has 9 blocks. She gives 2 away. How many blocks does Tom have now?", "x=9-2", 7, "toy")
+    donor = build_problem("d", "Carol starts with 42 blocks. She loses 25. How many blocks does Carol end with?",
+                          "x=42-25", 17, "toy")
+    batch, made = _op1(host, donor)
+    assert not made and batch.rejected["op1_holder_gender_differs"] == 1

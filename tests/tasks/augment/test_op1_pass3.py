@@ -132,3 +132,34 @@ def test_a_host_whose_own_pronouns_contradict_its_holders_known_gender_is_refuse
                           "x=42-25", 17, "toy")
     batch, made = _op1(host, donor)
     assert not made and batch.rejected["op1_holder_gender_differs"] == 1
+
+
+def test_pronouns_rewritten_before_any_other_name_are_the_protagonists():
+    host = build_problem("h", "Joseph has 67 candies. Kathy gives Joseph 38 more. How many candies does Joseph have in "
+                         "all?", "x=67+38", 105, "toy")
+    donor = build_problem("d", "Anna starts with 5 candies. She gets 86 more from Larry. How many candies does Anna end "
+                          "with?", "x=5+86", 91, "toy")
+    _, made = _op1(host, donor)
+    kept, _ = verify(made)
+    (new,) = kept
+    assert new.text == ("Joseph starts with 5 candies. He gets 86 more from Larry. Kathy gives Joseph 38 more. How many "
+                        "candies does Joseph have in all?")
+    assert " ".join(to_prefix(new.expression)) == "+ + N0 N1 N2" and new.answer == Fraction(129)
+    # A pronoun after Larry's name, rewritten "He", could be Larry's: refused.
+    donor = build_problem("d", "Anna starts with 50 candies. Larry takes 5. She finds 9 more. How many candies does Anna "
+                          "end with?", "x=50-5+9", 54, "toy")
+    batch, made = _op1(host, donor)
+    assert not made and batch.rejected["op1_holder_gender_differs"] == 1
+
+
+def test_a_holder_the_pool_calls_female_whom_the_host_calls_he_is_refused():
+    # The pool's only one-name problem about Harold says "her"; the host says "He gets 16 more from Steve".
+    host = build_problem("h", "Harold has 53 marbles. He gets 16 more from Steve. How many marbles does Harold have in "
+                         "all?", "x=53+16", 69, "toy")
+    donor = build_problem("d", "William has 10 marbles. He shares 3 with Theresa. How many marbles will William have?",
+                          "x=10-3", 7, "toy")
+    other = build_problem("o", "Harold has 4 pens. Her class gives her 3 more. How many pens does Harold have?", "x=4+3",
+                          7, "toy")
+    batch = geca_op1([host, donor, other], AugmentConfig(), seed=0, round_=1)
+    assert not [c for c in batch.candidates if c.provenance.parents == ("h", "d")]
+    assert batch.rejected["op1_holder_gender_differs"] == 1

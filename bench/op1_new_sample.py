@@ -6,7 +6,8 @@ the second round whose text the first did not make are the new ones.
     .venv/bin/python bench/op1_new_sample.py --before 825dc00 --out docs/audits/op1-en-widening.sample.jsonl \\
         sd:/work/compaug-runs/sd/mawps=20 mawps:../shared/data/mawps/MAWPS.json=45 sd:/work/compaug-runs/sd/builtin=50
 
-Each ``KIND:PATH=N`` draws N new candidates (seed 0, a text drawn once across all sides) of the round
+``KIND`` is ``mawps`` (MAWPS.json, seeded split), ``mawps-split`` (a ``compaug split`` file over the
+shared MAWPS) or ``sd`` (a ``compaug sd`` directory). Each ``KIND:PATH=N`` draws N new candidates (seed 0, a text drawn once across all sides) of the round
 ``--round KIND PATH``. The sample file has empty ``verdict`` and ``reason`` (bench/audit_files.py); a judge
 copies it to ``*.judged.jsonl`` and ``bench/label_audit.py --score`` scores it.
 """
@@ -34,6 +35,9 @@ def dump_round(kind: str, where: str, out: str) -> None:
 
     if kind == "mawps":
         train, valid, tests = split_problems(DataSpec("mawps", Path(where)).load()[1], 0)
+    elif kind == "mawps-split":  # a compaug split file over the shared MAWPS (e.g. --method comdiv)
+        mawps = DataSpec("mawps", ROOT.parent / "shared" / "data" / "mawps" / "MAWPS.json").load()[1]
+        train, valid, tests = split_problems(mawps, 0, split=load_split_file(Path(where)))
     else:
         problems = read_problems(Path(where) / "train.jsonl").problems + read_problems(Path(where) / "test.jsonl").problems
         train, valid, tests = split_problems(problems, 0, split=load_split_file(Path(where) / "split.json"))

@@ -57,10 +57,13 @@ def _swapped(detail: str) -> tuple[str, str] | None:
 
 def consistency_reason(candidate: Problem, parents: Sequence[Problem]) -> str | None:
     """Why ``candidate`` (answer already verified) is refused, or None when it passes every check."""
-    asked = read(candidate).question_entity
+    # Operation 1 reads "How many are left?" as the one entity its text counts (entities.question_entity), so a
+    # composition whose narrative brings in another entity, or a product, is unreadable here; swaps never do.
+    elided = candidate.provenance.operator == "geca_op1"
+    asked = read(candidate, elided).question_entity
     if asked is None:
         return "check_question_unreadable"
-    if not asks_about_used_entity(candidate):
+    if not asks_about_used_entity(candidate, elided):
         return "check_question_entity_not_stated"
     if candidate.answer == 0:
         return "check_zero_answer"

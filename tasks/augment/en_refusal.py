@@ -53,7 +53,8 @@ def en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Seque
     if _repeats_the_asked_event(host, u, c, narrative):
         return "op1_donor_repeats_the_asked_event"  # "He bought 9 books." before "He buys some books ... did he buy?"
     rest = [t for k, (a, b) in enumerate(u.spans) if k != c for t in host.tokens[a:b]]
-    if _verbs(narrative) & _verbs(rest) and _nouns(narrative, host) & _nouns(rest, host):
+    told, others = _without_entities(narrative, host), _without_entities(rest, host)
+    if _verbs(told) & _verbs(others) and _nouns(told, host) & _nouns(others, host):
         return "op1_donor_restates_the_host"  # "For his birthday he got ..." after "received 67 dollars for his birthday"
     return None
 
@@ -108,6 +109,20 @@ def _nouns(tokens: Sequence[str], host: Problem) -> set[str]:
     return {singular(t) for t in tokens if t.isalpha() and t[:1].islower() and t.lower() not in _FUNCTION
             and t.lower() not in CUE_WORDS_EN and getLemma(t.lower(), upos="NOUN", lemmatize_oov=False)
             and lemma(t.lower()) == t.lower() and singular(t) not in counted}
+
+
+def _without_entities(tokens: Sequence[str], host: Problem) -> list[str]:
+    """The tokens with the host's counted entities and the words naming their kind blanked ("8 bottle caps"):
+    every composition shares them by construction, and "caps" would read as a verb, "bottle" as a noun."""
+    counted = {e for e in read(host).quantity_entities if e}
+    out = list(tokens)
+    for i, t in enumerate(tokens):
+        if t.isalpha() and singular(t.lower()) in counted:
+            j = i
+            while j > 0 and out[j - 1].isalpha() and out[j - 1].islower() and out[j - 1] not in _FUNCTION:
+                j -= 1
+            out[j:i + 1] = [""] * (i + 1 - j)
+    return out
 
 
 _PLAIN_VERBS = frozenset({"be", "have", "do", "will", "would", "can", "could"})

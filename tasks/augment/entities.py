@@ -230,7 +230,7 @@ def question_span(problem: Problem) -> tuple[int, int]:
 def question_entity(problem: Problem, elided: bool = False) -> str | None:
     """The folded entity the question asks for ("how many X", "how much money", "what percentage",
     "how old" -> year), or None when it cannot be read. With ``elided``, "How many are left?" (no noun) is
-    read too (:func:`_elided_entity`): operation 1 reads its donors so."""
+    read too (:func:`_elided_entity`): operation 1 reads its hosts and donors so."""
     tokens = problem.tokens
     start, end = question_span(problem)
     sentence_start = max((i + 1 for i in range(start) if tokens[i] in (".", "?", "!", "。", "？", "！")), default=0)
@@ -264,13 +264,24 @@ def question_entity(problem: Problem, elided: bool = False) -> str | None:
 
 
 def _elided_entity(problem: Problem) -> str | None:
-    """The entity of "How many are left?" with no noun: the one entity every quantity of the text counts, when
-    the expression only adds and subtracts (a sum or difference of counts of E counts E; "4 tickets a piece,
-    how many could he buy?" divides, and counts candy)."""
+    """The entity of "How many are left?" with no noun: the one entity every quantity of the text counts (a
+    bare quantity, "gives 5 to Harold", counts it too), when the expression only adds and subtracts (a sum or
+    difference of counts of E counts E; "4 tickets a piece, how many could he buy?" divides, and counts candy)."""
     if any(isinstance(node, BinOp) and node.op not in "+-" for node in iter_nodes(problem.expression)):
         return None
-    entities = {quantity_entity(problem, j) for j in range(len(problem.quantities))}
+    entities = {quantity_entity(problem, j) for j in range(len(problem.quantities)) if not _bare(problem, j)}
     return entities.pop() if len(entities) == 1 and None not in entities else None
+
+
+def _bare(problem: Problem, slot: int) -> bool:
+    """Quantity ``slot`` names nothing after it ("She gives 5 to Harold", "61 are eaten", "7 of them", "35
+    more"): in a text that counts one entity, it counts that entity too. A quantity followed by a word that
+    may be a noun ("20 M & M's") is not bare."""
+    pos = problem.quantity_positions()[slot]
+    if pos > 0 and problem.tokens[pos - 1] == "$" or quantity_entity(problem, slot) is not None:
+        return False
+    nxt = problem.tokens[pos + 1] if pos + 1 < len(problem.tokens) else "."
+    return not nxt.isalpha() or nxt in _FUNCTION
 
 
 SINGULAR_PRONOUNS = frozenset("he she him her his hers himself herself".split())

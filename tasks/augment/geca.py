@@ -27,9 +27,10 @@ from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, ag
                                     rated_nouns, read)
 from tasks.augment.en_conditional import declarative_donor
 from tasks.augment.en_refusal import asks_what_came_before, en_refusal
-from tasks.augment.en_rename import gendered_rename, swap_pronouns, told_apart
-from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, event_core, holding_modifier,
-                                   host_refusal, introduced_as_known, is_holding_question, opening, refers_to_dropped)
+from tasks.augment.en_rename import CONVENTIONAL_GENDERS, gendered_rename, swap_pronouns, told_apart
+from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, entity_adjectives, event_core,
+                                   holding_modifier, host_refusal, introduced_as_known, is_holding_question, opening,
+                                   refers_to_dropped)
 from tasks.augment.swap import nouns_of, pool_entities, swap_entity
 from tasks.augment.zh_refusal import ZH_ATTEMPTS, zh_clause_refusal, zh_refusal
 
@@ -186,19 +187,23 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     batch = CandidateBatch()
     rng = rng_for(seed, round_, "geca_op1")
     units = [clause_units(p) for p in problems]
-    readings = [read(p) for p in problems]
+    # Hosts, like donors, read "How many are left?" as the one entity of their text (entities.py); the
+    # consistency checks read op1's candidates so, and refuse one whose composed text no longer has one entity.
+    readings = [read(p, elided=True) for p in problems]
     # As donors, English problems whose question opens "If C, ..." are told "C. How many ...?" (en_conditional.py).
     told = {d: t for d, t in enumerate(map(declarative_donor, problems)) if t is not None}
     donor_problems = [told.get(d, p) for d, p in enumerate(problems)]
     donor_units = [clause_units(t) if d in told else units[d] for d, t in enumerate(donor_problems)]
     donor_readings = [read(t, elided=True) for t in donor_problems]  # "How many are left?" donates (entities.py)
-    genders = pool_entities(problems, lexicon_genders()).gender
+    # A holder's gender where a rename rewrites pronouns: the lexicon, the pool's pronouns, then plain conventions
+    genders = {**CONVENTIONAL_GENDERS, **pool_entities(problems, lexicon_genders()).gender}
     # Donors by (entity, what the question says of it): a host statement looks up its own pair, so only
     # donors whose question asks for what the statement states are ever drawn.
     donors: dict[tuple[str, frozenset[str]], list[int]] = defaultdict(list)
     holding_donors: dict[str, list[int]] = defaultdict(list)  # English questions asking what is held (holding.py)
     asks: dict[int, frozenset[str]] = {}
     openings: dict[int, tuple | None] = {}  # English donors: (entity, predicate, holder) of their first clause
+    kind: dict[int, frozenset[str]] = {}  # English donors: the words naming the asked entity's kind ("bottle")
     for d, (problem, u, reading) in enumerate(zip(donor_problems, donor_units, donor_readings)):
         if not donor_ok(problem, u) or reading.question_entity is None or has_abbreviation(problem.tokens):
             continue
@@ -223,7 +228,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             donors[(reading.question_entity, asks[d] - neutral(problem.language)[0])].append(d)
             if problem.language != "zh":
                 openings[d] = opening(problem, u.spans[:-1], u.qty_pos, reading)
-                if is_holding_question(asks[d], neutral("en")[0]):
+                kind[d] = entity_adjectives(problem.tokens, q_start, q_end, reading.question_entity)
+                if is_holding_question(asks[d] - kind[d], neutral("en")[0]):  # "How many bottle caps does X have?"
                     holding_donors[reading.question_entity].append(d)
     entities_asked = {entity for entity, _ in donors}
     order = list(range(len(problems)))
@@ -239,7 +245,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if question_span(host) != u.spans[-1]:
             batch.rejected["op1_question_not_last"] += 1  # a reordered problem asks first: no narrative to splice into
             continue
-        if _donor_inconsistent(host, u, reading):
+        if _donor_inconsistent(host, u, reading, elided=True):
             batch.rejected["op1_host_question_not_about_its_narrative"] += 1  # a composition would inherit it
             continue
         clauses = []
@@ -268,16 +274,19 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if refused:
                 batch.rejected[refused] += 1  # a spliced host: "Lucy bakes 30 buns. Bob buys 20 more buns. ... Bob"
                 continue
+            own_kind = entity_adjectives(host.tokens, start, end, entity) if lang != "zh" else frozenset()
             held = [d for d in holding_donors.get(entity, ()) if d not in exact and openings[d]
-                    and openings[d][:2] == (entity, states)]  # "bakes 66 tarts. The family eats 4." for "bakes 62 tarts"
+                    and openings[d][:2] == (entity, states)  # "bakes 66 tarts. The family eats 4." for "bakes 62 tarts"
+                    and kind[d] == own_kind]  # never "How many green balloons?" for "Amy has 17 balloons"
             if modifier is not None and refers_to_dropped(host.tokens, end, modifier):
                 batch.rejected["op1_host_refers_to_the_dropped_modifier"] += 1  # "at a school" ... "at the school"
             elif modifier is not None or lang != "zh" and acquires_what_is_held(host, u.spans, reading, states) \
                     and entity not in reading.quantity_entities[:slot]:  # after "had 27 cards", "has 72" reads as a total
-                held += [d for d in holding_donors.get(entity, ()) if d not in exact and d not in held]
+                held += [d for d in holding_donors.get(entity, ()) if d not in exact and d not in held
+                         and kind[d] == own_kind]  # "51 bottle caps": questions about bottle caps only
             pool = exact + held
             if pool:
-                clauses.append((c, entity, states, pool, set(held)))
+                clauses.append((c, entity, states, pool, set(held), own_kind))
             else:
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
         if not clauses:
@@ -288,7 +297,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap if lang == "zh" else 4 * cfg.per_problem_cap):
             if len(batch.candidates) - before >= cfg.per_problem_cap:
                 break
-            c, entity, states, pool, held = clauses[rng.randrange(len(clauses))]
+            c, entity, states, pool, held, own_kind = clauses[rng.randrange(len(clauses))]
             d = pool[rng.randrange(len(pool))]
             if d == p or (c, d) in made:
                 continue
@@ -314,7 +323,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                     first[0] == entity and asked_of in names_in(narrative) and first[2] in names_in(narrative) - {asked_of}:
                 batch.rejected["op1_donor_question_not_about_its_opening"] += 1  # "Peter bakes ... Joan buys ... Joan"
                 continue
-            if d in held and lang != "zh" and asks_what_the_event_made(host, u.spans, reading, states):
+            if d in held and lang != "zh" and asks_what_the_event_made(host, u.spans, reading, states - own_kind):
                 batch.rejected["op1_host_asks_what_the_event_made"] += 1  # "grew 4, rabbits ate 3" for "... did they grow"
                 continue
             if lang != "zh":

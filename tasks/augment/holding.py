@@ -46,7 +46,8 @@ def holding_modifier(tokens: Sequence[str], start: int, end: int, qty_pos: int, 
     """The words a holding statement says besides its holder, has/is and amount ([] if none): the modifier
     after the entity and a common-noun holder ("A florist had 11 roses" -> [florist]); or None when
     ``tokens[start:end]`` is not a holding: the words before the quantity are a holder (a name, "he",
-    "there", "a florist") and has/is or "starts with"; the entity follows the quantity; what follows the
+    "there", "a florist") and has/is or "starts with"; the entity follows the quantity, after at most two
+    words of its kind ("51 bottle caps": the caller pairs it with questions of that kind); what follows the
     entity is a place ("in a library") or a participle phrase ("stored in boxes", "coming to his party")
     with no verb or clause word of its own. A common-noun holder is dropped only where no later "they"
     or "it" could have stood for it."""
@@ -71,7 +72,10 @@ def holding_modifier(tokens: Sequence[str], start: int, end: int, qty_pos: int, 
         return None  # "found out that she has", "The junior ranger asked ...": more than a holding
     if subject and any(t.lower() in ("they", "them", "their", "it", "its") for t in tokens[end:]):
         return None  # "The cafeteria had 86 apples. If they used 20": whose "they" after a new holder?
-    k = qty_pos + 1  # the entity right after the quantity: "93 baseball cards" is not "82 cards"
+    k = qty_pos + 1  # the entity after the quantity and its adjectives ("51 bottle caps"): entity_adjectives
+    while k < end and k - qty_pos <= 2 and entity_key(tokens[k]) != entity and tokens[k].isalpha() \
+            and tokens[k].islower() and tokens[k] not in _FUNCTION:
+        k += 1
     if k >= end or entity_key(tokens[k]) != entity:
         return None
     modifier = [t for t in tokens[k + 1:end] if t.isalpha() or t == "'s"]
@@ -84,6 +88,19 @@ def holding_modifier(tokens: Sequence[str], start: int, end: int, qty_pos: int, 
            or t.lower() in _TIME_WORDS for t in modifier):
         return None  # "in January" is a time a later "By March" leans on, not a place
     return modifier + subject
+
+
+def entity_adjectives(tokens: Sequence[str], start: int, end: int, entity: str) -> frozenset[str]:
+    """The words before the first mention of ``entity`` in ``tokens[start:end]`` that name its kind ("51 bottle
+    caps", "How many baseball cards" -> {bottle}, {baseball}), as :func:`predicate` writes them. A holding
+    pairs only with a question of the same kind: "93 baseball cards" is not "82 cards"."""
+    head = next((i for i in range(start, end) if tokens[i].isalpha() and entity_key(tokens[i]) == entity), None)
+    if head is None:
+        return frozenset()
+    i = head
+    while i > start and tokens[i - 1].isalpha() and tokens[i - 1].islower() and tokens[i - 1].lower() not in _FUNCTION:
+        i -= 1
+    return frozenset(lemma(t.lower()) for t in tokens[i:head])
 
 
 def refers_to_dropped(tokens: Sequence[str], later: int, modifier: Sequence[str]) -> bool:

@@ -74,5 +74,7 @@ def test_a_condition_of_the_host_and_a_holding_after_an_earlier_amount_are_not_r
                           "have?", "x=72-61", 11, "toy")
     batch = geca_op1([host, donor], AugmentConfig(), seed=0, round_=1)
     assert not [c for c in batch.candidates if "clause=2" in c.provenance.detail]
-    assert [c.text for c in batch.candidates] == ["Sally has 72 cards. 61 are eaten by a hippopotamus. Dan gave her 41 "
-                                                  "new cards. Sally bought 20 cards. How many cards does Sally have now?"]
+    # (The donor as a host takes Sally's narrative, renamed Jennifer: its own composition, not checked here.)
+    made = [c.text for c in batch.candidates if c.provenance.parents == ("h", "d")]
+    assert made == ["Sally has 72 cards. 61 are eaten by a hippopotamus. Dan gave her 41 new cards. Sally bought 20 "
+                    "cards. How many cards does Sally have now?"]

@@ -1,7 +1,7 @@
 """English questions that leave their entity out ("How many are left?") are read, for operation 1's donors, as
-asking for the one entity every quantity of the text counts, when the expression only adds and subtracts;
-everywhere else (hosts, swaps, the consistency checks) they stay unreadable. A donor asking what there was
-before its events is refused."""
+asking for the one entity every quantity of the text counts, when the expression only adds and subtracts (for
+op1's hosts too: test_op1_pass3.py); swaps and the checks of other operators leave them unreadable. A donor
+asking what there was before its events is refused."""
 from fractions import Fraction
 
 from mwp.expr import to_prefix
@@ -38,10 +38,14 @@ def test_an_elided_donor_question_composes_and_a_donor_asking_the_start_is_refus
     assert new.text == ("There are 27 pencils in the drawer. Nancy placed 45 pencils in the drawer. Eric takes 4 "
                         "pencils. How many pencils are left?")
     assert " ".join(to_prefix(new.expression)) == "- + N0 N1 N2" and new.answer == Fraction(68)
-    # The same problem as a host: its question stays unreadable, so nothing is made from it.
+    # The same problem as a host is read too (test_op1_pass3.py): its opening takes the narrative that opens with it.
     batch = geca_op1([donor, host], AugmentConfig(), seed=0, round_=1)
-    assert not [c for c in batch.candidates if c.provenance.parents[0] == "d"]
-    assert batch.rejected["op1_host_question_not_about_its_narrative"] == 1
+    kept, _ = verify(batch.candidates)
+    (new,) = [c for c in kept if c.provenance.parents == ("d", "h")]
+    assert new.text == ("There are 41 pencils in the drawer. Eric takes 4 pencils. Nancy placed 45 pencils in the "
+                        "drawer. How many are there now?")
+    assert " ".join(to_prefix(new.expression)) == "+ - N0 N1 N2" and new.answer == Fraction(82)
+    assert batch.rejected["op1_host_question_not_about_its_narrative"] == 0
     # "Now she has 2778" ends after the amount the question asks: it cannot stand for "Jack starts with 50".
     host = build_problem("h", "Jack starts with 50 marbles. He shares 33 with Rebecca. How many marbles does Jack end "
                          "with?", "x=50-33", 17, "toy")

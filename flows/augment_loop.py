@@ -25,7 +25,7 @@ from prefect.states import Cancelled
 from flows.params import LoopParams
 from tasks.loop.progress import LoopProgress
 from flows.signals import crash_abandoned, is_stop, remember_crash
-from tasks.loop.tracking import LoopTracker
+from tasks.loop.tracking import LoopTracker, end_after_error
 from tasks.loop.tracking_names import loop_run_name
 from solvers.base import EpochStats
 from tasks.loop import rundir, steps
@@ -215,7 +215,10 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
                                                           ["valid", *test_sets]).items()} for r in records],
             key=f"compaug-{params.fingerprint()}-rounds", description=f"All rounds of {run_dir.name}")
     except BaseException as err:
-        tracker.finish("KILLED" if is_stop(err) else "FAILED")  # KILLED: Ctrl-C or SIGTERM (flows/signals.py)
+        status = "KILLED" if is_stop(err) else "FAILED"  # KILLED: Ctrl-C or SIGTERM (flows/signals.py)
+        warning = end_after_error(lambda: tracker.finish(status), f"MLflow run {tracker.parent_run_id} ({status})")
+        if warning:
+            logger.warning(warning)
         raise
     tracker.finish("FINISHED")
     return {"run_dir": run_dir, "rounds": records, "data": report, "tracking_uri": params.tracking(),

@@ -24,7 +24,7 @@ from prefect.settings import PREFECT_API_URL
 from flows.params import LoopParams
 from flows.study_params import StudyParams
 from flows.signals import is_stop, remember_crash
-from tasks.loop.tracking import end_open_runs_below
+from tasks.loop.tracking import end_after_error, end_open_runs_below
 from tasks.loop.sharding import local_cluster_kwargs
 from tasks.study.arms import ARMS
 from tasks.study.grid import Cell, control_epochs
@@ -177,8 +177,14 @@ def study_flow(params: StudyParams) -> dict[str, Any]:
     except BaseException as err:  # the cells' runs a stop or a crash left open end with the study's run
         status = "KILLED" if is_stop(err) else "FAILED"
         client = MlflowClient(tracking_uri=params.tracking())
-        end_open_runs_below(client, client.get_run(parent).info.experiment_id, parent, status)
-        client.set_terminated(parent, status)
+
+        def end() -> None:
+            end_open_runs_below(client, client.get_run(parent).info.experiment_id, parent, status)
+            client.set_terminated(parent, status)
+
+        warning = end_after_error(end, f"study run {parent} ({status})")
+        if warning:
+            logger.warning(warning)
         raise
     ordered = [results[cell] for cell in params.cells()]
     summary = _report(params, ordered)

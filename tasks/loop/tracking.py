@@ -318,6 +318,18 @@ class LoopTracker:
         self.client.set_terminated(self.parent_run_id, status)
 
 
+def end_after_error(end, what: str) -> str | None:
+    """Runs ``end`` (marking MLflow runs FAILED or KILLED while an error or a stop unwinds). A tracking store
+    that fails then (an SQLite database another connection holds locked, a server gone) must not replace
+    the error being raised: the stop would end as a crash. Returns the message to warn with, None when
+    ``end`` succeeded; the run dir stays the record, and resuming the run ends its MLflow run."""
+    try:
+        end()
+    except Exception as err:  # noqa: BLE001: any store failure; the error already unwinding is the one to raise
+        return f"compaug: {what} could not be marked in MLflow ({type(err).__name__}: {err}); it stays RUNNING there"
+    return None
+
+
 def logged_steps(client, run_id: str) -> set[tuple[str, int]]:
     """Every (metric key, step) the run holds a value for."""
     keys = client.get_run(run_id).data.metrics

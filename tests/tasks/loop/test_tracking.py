@@ -1,5 +1,6 @@
 """tasks/loop/tracking.py's LoopTracker on a SQLite store of its own: the parent's tags across a resume, the
-experiment's kind and saved runs view, the rounds' colours (no Prefect, no training)."""
+experiment's kind and saved runs view, the rounds' colours, a store locked while a stop unwinds (no Prefect,
+no training)."""
 import json
 
 from tasks.loop.tracking import LoopTracker
@@ -46,3 +47,24 @@ def test_rounds_take_colours_in_order_and_a_child_its_parents_name(tmp_path):
     assert [c.data.tags["mlflow.runColor"] for c in children] == ["#1f77b4", "#ff7f0e"]
     assert [c.info.run_name for c in children] == ["name round-00", "name round-01"]
     assert tracker.client.get_run(tracker.parent_run_id).data.tags["mlflow.runColor"] == "#333333"
+
+
+def test_a_store_locked_while_a_stop_unwinds_is_a_warning_and_a_resume_ends_the_run(tmp_path):
+    import sqlite3
+
+    from tasks.loop.tracking import end_after_error
+
+    (tmp_path / "run").mkdir()
+    tracker = _open(tmp_path, "flow-a")
+    other = sqlite3.connect(tmp_path / "mlflow.db", isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another connection holds the write lock, as a stopped writer can
+    # MLflow's SQLite store waits 20 s for the lock (its busy_timeout), then fails
+    warning = end_after_error(lambda: tracker.finish("KILLED"), f"MLflow run {tracker.parent_run_id} (KILLED)")
+    other.execute("ROLLBACK")
+    other.close()
+    assert warning is not None and tracker.parent_run_id in warning and "locked" in warning, warning
+    assert tracker.client.get_run(tracker.parent_run_id).info.status == "RUNNING"
+    resumed = _open(tmp_path, "flow-b")
+    assert resumed.parent_run_id == tracker.parent_run_id
+    assert end_after_error(lambda: resumed.finish("FINISHED"), "run") is None
+    assert resumed.client.get_run(resumed.parent_run_id).info.status == "FINISHED"

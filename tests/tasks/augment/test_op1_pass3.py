@@ -17,6 +17,14 @@ def _op1(host, donor):
     return batch, [c for c in batch.candidates if c.provenance.parents == ("h", "d")]
 
 
+
+def _one_kept(host, donor):
+    """The op1 batch of host and donor and its one composition that verification keeps."""
+    batch, made = _op1(host, donor)
+    kept, _ = verify(made)
+    (new,) = kept
+    return batch, new
+
 def test_a_bare_quantity_counts_the_one_entity_of_an_elided_question():
     def asked(text, equation, answer):
         return question_entity(build_problem("p", text, equation, answer, "toy"), elided=True)
@@ -33,9 +41,7 @@ def test_an_elided_host_takes_a_donor_for_its_statement():
     host = build_problem("h", "There are 47 eggs in a box. Harry takes 5 eggs. How many are left?", "x=47-5", 42, "toy")
     donor = build_problem("d", "Mary starts with 27 eggs. She finds another 4. How many eggs does Mary end with?",
                           "x=27+4", 31, "toy")
-    batch, made = _op1(host, donor)
-    kept, _ = verify(made)
-    (new,) = kept
+    batch, new = _one_kept(host, donor)
     assert new.text == "Mary starts with 27 eggs. She finds another 4. Harry takes 5 eggs. How many are left?"
     assert " ".join(to_prefix(new.expression)) == "- + N0 N1 N2" and new.answer == Fraction(26)
     assert consistency_reason(new, [host, donor]) is None
@@ -46,9 +52,7 @@ def test_an_elided_host_whose_composition_counts_another_entity_is_refused_by_th
     host = build_problem("h", "There are 9 cards. 7 cards more are added. How many are there total?", "x=9+7", 16, "toy")
     donor = build_problem("d", "Ann has 5 cards. She buys 3 packs of 4 cards. How many cards does Ann have?", "x=5+3*4",
                           17, "toy")
-    _, made = _op1(host, donor)
-    kept, _ = verify(made)
-    (new,) = kept
+    _, new = _one_kept(host, donor)
     assert new.text == "Ann has 5 cards. She buys 3 packs of 4 cards. 7 cards more are added. How many are there total?"
     assert " ".join(to_prefix(new.expression)) == "+ + N0 * N1 N2 N3" and new.answer == Fraction(24)
     assert consistency_reason(new, [host, donor]) == "check_question_unreadable"
@@ -68,9 +72,7 @@ def test_a_holding_of_a_kind_takes_donors_asking_for_that_kind():
                          "Marilyn end with?", "x=51-36", 15, "toy")
     donor = build_problem("d", "Joshua has 40 bottle caps. He buys 7 more. How many bottle caps does Joshua have in all?",
                           "x=40+7", 47, "toy")
-    _, made = _op1(host, donor)
-    kept, _ = verify(made)
-    (new,) = kept
+    _, new = _one_kept(host, donor)
     assert new.text == ("Marilyn has 40 bottle caps. She buys 7 more. She shares 36 with Nancy. How many bottle caps "
                         "does Marilyn end with?")
     assert " ".join(to_prefix(new.expression)) == "- + N0 N1 N2" and new.answer == Fraction(11)
@@ -101,9 +103,7 @@ def test_the_shared_entity_is_no_sign_of_a_restated_host():
                          "x=16-6", 10, "toy")
     donor = build_problem("d", "Nicholas starts with 8 bottle caps. He gets 85 more from Catherine. How many bottle caps "
                           "does Nicholas have in all?", "x=8+85", 93, "toy")
-    batch, made = _op1(host, donor)
-    kept, _ = verify(made)
-    (new,) = kept
+    batch, new = _one_kept(host, donor)
     assert new.text == ("Nicholas starts with 8 bottle caps. He gets 85 more from Catherine. Marvin takes 6 bottle caps. "
                         "How many are left?")
     assert " ".join(to_prefix(new.expression)) == "- + N0 N1 N2" and new.answer == Fraction(87)
@@ -116,9 +116,7 @@ def test_a_holder_of_conventional_gender_takes_a_narrative_told_of_the_other():
                          "have?", "x=9+6", 15, "toy")
     donor = build_problem("d", "Carol starts with 42 blocks. She loses 25. How many blocks does Carol end with?",
                           "x=42-25", 17, "toy")
-    _, made = _op1(host, donor)
-    kept, _ = verify(made)
-    (new,) = kept
+    _, new = _one_kept(host, donor)
     assert new.text == ("Wayne starts with 42 blocks. He loses 25. Wayne's father gives Wayne 6 more. How many blocks "
                         "does Wayne have?")
     assert " ".join(to_prefix(new.expression)) == "+ - N0 N1 N2" and new.answer == Fraction(23)
@@ -139,9 +137,7 @@ def test_pronouns_rewritten_before_any_other_name_are_the_protagonists():
                          "all?", "x=67+38", 105, "toy")
     donor = build_problem("d", "Anna starts with 5 candies. She gets 86 more from Larry. How many candies does Anna end "
                           "with?", "x=5+86", 91, "toy")
-    _, made = _op1(host, donor)
-    kept, _ = verify(made)
-    (new,) = kept
+    _, new = _one_kept(host, donor)
     assert new.text == ("Joseph starts with 5 candies. He gets 86 more from Larry. Kathy gives Joseph 38 more. How many "
                         "candies does Joseph have in all?")
     assert " ".join(to_prefix(new.expression)) == "+ + N0 N1 N2" and new.answer == Fraction(129)

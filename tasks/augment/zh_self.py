@@ -1,0 +1,111 @@
+"""Whether a Chinese problem is coherent in itself before operation 1 composes from it: a host or donor that
+is already incoherent (SD's decomposed parts often are: "男生有42人，科技小组的人数是生物小组的6倍，科技小组有多少人？")
+passes its fault on to every composition made from it. Three readings, each a counted refusal in geca.py:
+the question asks what one of the problem's own statements states, the question names a thing its
+narrative never mentions, and (for the host statement operation 1 replaces) the statement shares nothing
+with the rest of the problem."""
+from __future__ import annotations
+
+from mwp.problem import Problem
+from tasks.augment import zh
+from tasks.augment.base import Units
+from tasks.augment.entities import Reading
+
+
+def zh_incoherent(problem: Problem, u: Units, reading: Reading, role: str) -> str | None:
+    """Why a Chinese host or donor (``role``) is incoherent in itself, if it is: its question asks what one
+    of its own statements states, or names a thing its narrative never mentions; a composition would
+    inherit the fault. None for other languages."""
+    if problem.language != "zh":
+        return None
+    if asks_its_own_statement(problem, u, reading):
+        return f"op1_zh_{role}_question_asks_its_own_statement"
+    if question_thing_not_told(problem, u):
+        return f"op1_zh_{role}_question_names_a_thing_not_told"  # "6行枣树，每行12棵，...有桃树多少棵"
+    return None
+
+# A question with one of these asks for a sum of kinds ("一共有果树多少棵" after 桃树 and 梨树), so the noun
+# it names need not be one the narrative names.
+_TOTALS = ("一共", "共", "总", "合计", "全部", "全班", "全校")
+# Words of a statement that name its kind of person by the other kind ("男生有25人，女生有30人").
+_COMPLEMENTS = {"男": "女", "女": "男"}
+
+
+def _said(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> tuple[str, frozenset[str]] | None:
+    """What a clause says of what it counts: (unit, its content words with the counted noun and without
+    the words any question may add). "果园有桃树120棵" and "果园里有桃树多少棵" both say (棵, {有, 果园, 桃树})."""
+    if entity is None:
+        return None
+    unit, _, noun = entity.partition(":")
+    words = zh.predicate(tokens, start, end, entity) - zh.NEUTRAL
+    return unit, words | ({noun} if noun else set())
+
+
+def asks_its_own_statement(problem: Problem, u: Units, reading: Reading) -> bool:
+    """The question asks exactly what one of the problem's statements states ("爸爸的体重是60千克，...，爸爸的体重=
+    多少千克？", "学校买来2250本练习本，还剩40本．学校一共买来多少本练习本？"): the text answers itself. A clause
+    that names only its noun ("果园里有21棵杏树，27棵桃树") says what the clause before says of its own noun."""
+    tokens = tuple(problem.tokens)
+    asked = _said(tokens, *u.spans[-1], reading.question_entity)
+    if asked is None:
+        return False
+    before: frozenset[str] = frozenset()
+    for c, (start, end) in enumerate(u.spans[:-1]):
+        slots = [j for j, k in enumerate(reading.clause_of_slot) if k == c]
+        entity = reading.quantity_entities[slots[0]] if len(slots) == 1 else None
+        said = _said(tokens, start, end, entity)
+        if said is None:
+            before = frozenset()
+            continue
+        noun = entity.partition(":")[2]
+        own = said[1] - {noun}
+        if not own and before:  # "27棵桃树" after "果园里有21棵杏树": 有, 果园
+            said = said[0], said[1] | before
+        if said == asked and reading.clause_holders[c] == reading.question_holder:
+            return True  # "小芳有72张邮票，...，小强有多少张邮票" asks of someone else
+        before = own or before
+    return False
+
+
+def question_thing_not_told(problem: Problem, u: Units) -> str | None:
+    """A thing the question names that its narrative never mentions ("果园里有6行枣树，每行12棵，果园里有桃树多少棵？"
+    asks of 桃树): the question is not about the story told. Places, properties and kinds of things (水果,
+    果树) are not counted, nor a question that asks for a total of kinds."""
+    tokens = tuple(problem.tokens)
+    start, end = u.spans[-1]
+    question, told = "".join(tokens[start:end]), "".join(tokens[:start])
+    if any(w in question for w in _TOTALS):
+        return None
+    places = zh.places(tokens[start:end])
+    for w in zh.words(tokens):
+        if start <= w.start < end and zh._is_noun(w) and len(w.text) > 1 and w.text not in told \
+                and w.text not in zh.ATTRIBUTES and w.text not in zh.GENERAL_NOUNS and w.text not in places:
+            return w.text
+    return None
+
+
+def statement_unrelated(problem: Problem, u: Units, c: int) -> bool:
+    """Statement ``c`` names things (nouns, names, places) none of which the rest of the problem mentions,
+    while the rest names things of its own ("小新有96张邮票，小兰课外书的本数是小平的(3/4)．小兰有课外书多少本？"):
+    replacing it changes nothing the question depends on. A thing whose kind the rest names counts as
+    mentioned (桃树 beside 梨树, 男生 beside 女生: same last character); a rest that names no thing
+    ("一根绳子长(8/9)米，截下(1/4)米，还剩多少米") is linked by its unit alone and not refused."""
+    tokens = tuple(problem.tokens)
+    start, end = u.spans[c]
+    mine = _things(tokens, start, end)
+    rest_spans = [span for k, span in enumerate(u.spans) if k != c]
+    theirs = set().union(*(_things(tokens, a, b) for a, b in rest_spans))
+    if not mine or not theirs:
+        return False
+    rest = "".join(tok for a, b in rest_spans for tok in tokens[a:b])
+    if any(t in rest for t in mine):
+        return False
+    heads = {t[-1] for t in theirs}
+    return not any(t[-1] in heads or _COMPLEMENTS.get(t[0], "") + t[1:] in theirs for t in mine)
+
+
+def _things(tokens: tuple[str, ...], start: int, end: int) -> set[str]:
+    """Nouns of two characters or more, names and places in tokens[start:end], properties (体重, 人数) left out."""
+    out = {w.text for w in zh.words(tokens) if start <= w.start < end and len(w.text) > 1
+           and (zh._is_noun(w) or zh.is_name(w)) and w.text not in zh.ATTRIBUTES}
+    return out | zh.places(tokens[start:end]) | zh.names_in(tokens[start:end])

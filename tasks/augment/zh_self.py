@@ -43,8 +43,9 @@ def _said(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> 
 
 def asks_its_own_statement(problem: Problem, u: Units, reading: Reading) -> bool:
     """The question asks exactly what one of the problem's statements states ("爸爸的体重是60千克，...，爸爸的体重=
-    多少千克？", "学校买来2250本练习本，还剩40本．学校一共买来多少本练习本？"): the text answers itself. A clause
-    that names only its noun ("果园里有21棵杏树，27棵桃树") says what the clause before says of its own noun."""
+    多少千克？", "学校买来2250本练习本，还剩40本．学校一共买来多少本练习本？"): the text answers itself, unless a
+    later clause goes on to change that amount (:func:`_story_goes_on`). A clause that names only its noun
+    ("果园里有21棵杏树，27棵桃树") says what the clause before says of its own noun."""
     tokens = tuple(problem.tokens)
     asked = _said(tokens, *u.spans[-1], reading.question_entity)
     if asked is None:
@@ -61,9 +62,22 @@ def asks_its_own_statement(problem: Problem, u: Units, reading: Reading) -> bool
         own = said[1] - {noun}
         if not own and before:  # "27棵桃树" after "果园里有21棵杏树": 有, 果园
             said = said[0], said[1] | before
-        if said == asked and reading.clause_holders[c] == reading.question_holder:
+        if said == asked and reading.clause_holders[c] == reading.question_holder \
+                and not _story_goes_on(problem, u, reading, c, said[0]):
             return True  # "小芳有72张邮票，...，小强有多少张邮票" asks of someone else
         before = own or before
+    return False
+
+
+def _story_goes_on(problem: Problem, u: Units, reading: Reading, c: int, unit: str) -> bool:
+    """A later clause changes the amount statement ``c`` states: it counts in the same unit and does not
+    tell what is left ("商店有苹果280千克，上午卖出132千克，下午购进145千克，商店有苹果多少千克？" asks the amount after
+    the story; "学校买来2250本练习本，还剩40本．学校一共买来多少本练习本？" asks the amount the text states)."""
+    tokens = problem.tokens
+    for k, entity in zip(reading.clause_of_slot, reading.quantity_entities):
+        if c < k < len(u.spans) - 1 and entity is not None and entity.partition(":")[0] == unit \
+                and "剩" not in "".join(tokens[slice(*u.spans[k])]):
+            return True
     return False
 
 

@@ -1,0 +1,73 @@
+"""Chinese operation 1 refuses a host or donor that is incoherent in itself (SD's decomposed parts often
+are): a question that asks what a statement of the same text states, a question about a thing the
+narrative never names, and a replaced host statement that shares nothing with the rest of its host. Each
+refusal fires on an incoherent hand-made problem and not on a coherent Math23K-like one."""
+from tasks.augment.base import AugmentConfig, clause_units
+from tasks.augment.entities import read
+from tasks.augment.geca import geca_op1
+from tasks.augment.zh_self import statement_unrelated, zh_incoherent
+from tests.tasks.augment.zh_cases import zh
+
+
+def incoherent(problem, role="host"):
+    return zh_incoherent(problem, clause_units(problem), read(problem, elided=role == "donor"), role)
+
+
+def unrelated(problem, clause=0):
+    return statement_unrelated(problem, clause_units(problem), clause)
+
+
+def test_a_question_asking_what_its_own_statement_states_is_refused():
+    father = zh("h", "爸爸的体重是60千克，我的体重是爸爸的(2/3)，爸爸的体重是多少千克？", "x=60", 60)
+    assert incoherent(father) == "op1_zh_host_question_asks_its_own_statement"
+    books = zh("d", "学校买来2250本练习本，还剩40本做为备用．学校一共买来多少本练习本？", "x=2250", 2250)
+    assert incoherent(books, "donor") == "op1_zh_donor_question_asks_its_own_statement"
+    # a clause naming only its noun says what the clause before says: 有, 果园
+    trees = zh("d", "果园里有21棵杏树，27棵桃树，果园里有桃树多少棵？", "x=27", 27)
+    assert incoherent(trees, "donor") == "op1_zh_donor_question_asks_its_own_statement"
+
+
+def test_a_question_asking_the_amount_after_its_story_or_of_someone_else_is_not_refused():
+    shop = zh("h", "商店有苹果280千克，上午卖出132千克，下午购进145千克，商店有苹果多少千克？", "x=280-132+145", 293)
+    assert incoherent(shop) is None  # the sales and purchases change what the first clause states
+    stamps = zh("d", "小芳有72张邮票，小强的邮票是小芳的(2/3)，小强有多少张邮票？", "x=72*(2/3)", 48)
+    assert incoherent(stamps, "donor") is None  # 小芳's stamps, 小强 asked
+    father = zh("d", "妈妈的体重是45千克，是爸爸体重的60%，爸爸体重多少千克？", "x=45/0.6", 75)
+    assert incoherent(father, "donor") is None
+
+
+def test_a_question_about_a_thing_its_narrative_never_names_is_refused():
+    dates = zh("d", "果园里有6行枣树，每行12棵，果园里有桃树多少棵？", "x=6*12", 72)
+    assert incoherent(dates, "donor") == "op1_zh_donor_question_names_a_thing_not_told"
+    peaches = zh("h", "果园里有桃树330棵，苹果树的数量是桃树的5倍，果园里有梨树多少棵？", "x=330*5", 1650)
+    assert incoherent(peaches) == "op1_zh_host_question_names_a_thing_not_told"
+
+
+def test_a_question_about_the_thing_told_or_a_total_of_kinds_is_not_refused():
+    dates = zh("d", "果园里有6行枣树，每行12棵，果园里有枣树多少棵？", "x=6*12", 72)
+    assert incoherent(dates, "donor") is None
+    fruit = zh("h", "果园里有桃树120棵，梨树80棵，一共有果树多少棵？", "x=120+80", 200)
+    assert incoherent(fruit) is None
+    pears = zh("h", "果园里有桃树360棵，梨树的棵数是桃树的(3/4)，果园里有梨树多少棵？", "x=360*(3/4)", 270)
+    assert incoherent(pears) is None
+
+
+def test_a_replaced_statement_sharing_nothing_with_the_rest_is_refused():
+    stamps = zh("h", "小新有96张邮票，小兰课外书的本数是小平的(3/4)．小兰有课外书多少本？", "x=96*(3/4)", 72)
+    assert unrelated(stamps)  # 小新 and 邮票 never reappear
+    boys = zh("h", "男生有42人，科技小组的人数是生物小组的6倍，科技小组有多少人？", "x=42*6", 252)
+    assert unrelated(boys)
+    donor = zh("d", "某班有女生30人，男生是女生的0.8倍，男生有多少人？", "x=30*0.8", 24)
+    batch = geca_op1([boys, donor], AugmentConfig(operators=("geca_op1",)), 0, 1)
+    assert batch.candidates == [] and batch.rejected["op1_zh_replaced_statement_unrelated"] == 1
+
+
+def test_a_statement_linked_by_its_thing_its_kind_or_only_its_unit_is_not_refused():
+    rope = zh("h", "一根绳子长(8/9)米，截下(1/4)米，还剩多少米？", "x=(8/9)-(1/4)", "23/36")
+    assert not unrelated(rope)  # the rest names no thing: the unit links them
+    pupils = zh("h", "男生有25人，女生有30人，全班有多少人？", "x=25+30", 55)
+    assert not unrelated(pupils)  # 女生 is the other kind of 男生
+    trees = zh("h", "果园里有桃树120棵，梨树80棵，一共有果树多少棵？", "x=120+80", 200)
+    assert not unrelated(trees) and not unrelated(trees, 1)
+    stamps = zh("h", "小芳有72张邮票，小强的邮票是小芳的(2/3)，小强有多少张邮票？", "x=72*(2/3)", 48)
+    assert not unrelated(stamps)

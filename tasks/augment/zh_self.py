@@ -29,15 +29,23 @@ def zh_incoherent(problem: Problem, u: Units, reading: Reading, role: str) -> st
 _TOTALS = ("一共", "共", "总", "合计", "全部", "全班", "全校")
 # Words of a statement that name its kind of person by the other kind ("男生有25人，女生有30人").
 _COMPLEMENTS = {"男": "女", "女": "男"}
+# Nouns that name a kind the narrative's things belong to ("学生" of 男生 and 女生).
+_KINDS = zh.GENERAL_NOUNS | frozenset("学生 同学 人员 职工 工人 果树 树木 车辆 书本".split())
+# Last characters of nouns that name a property, not a thing (jieba's 段长, 总长度, 人数).
+_PROPERTY_ENDS = frozenset("长宽高重价度数量积程")
+# Suffixes after the root of a noun (绳子: 绳, as in 跳绳).
+_SUFFIXES = frozenset("子头儿")
 
 
 def _said(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> tuple[str, frozenset[str]] | None:
-    """What a clause says of what it counts: (unit, its content words with the counted noun and without
-    the words any question may add). "果园有桃树120棵" and "果园里有桃树多少棵" both say (棵, {有, 果园, 桃树})."""
+    """What a clause says of what it counts: (unit, its content words with the counted noun and its
+    determiner, without 一共 and the like). "果园有桃树120棵" and "果园里有桃树多少棵" both say (棵, {有, 果园, 桃树});
+    "一个鸡蛋约重(1/25)千克" says #个 (one egg), which "这些鸡蛋约重多少千克" does not ask."""
     if entity is None:
         return None
     unit, _, noun = entity.partition(":")
-    words = zh.predicate(tokens, start, end, entity) - zh.NEUTRAL
+    words = {w for w in zh.predicate(tokens, start, end, entity) - zh.NEUTRAL}
+    words |= {w for w in zh.predicate(tokens, start, end, entity) if w.startswith(zh.DETERMINED)}
     return unit, words | ({noun} if noun else set())
 
 
@@ -82,19 +90,19 @@ def _story_goes_on(problem: Problem, u: Units, reading: Reading, c: int, unit: s
 
 
 def question_thing_not_told(problem: Problem, u: Units) -> str | None:
-    """A thing the question names that its narrative never mentions ("果园里有6行枣树，每行12棵，果园里有桃树多少棵？"
-    asks of 桃树): the question is not about the story told. Places, properties and kinds of things (水果,
-    果树) are not counted, nor a question that asks for a total of kinds."""
+    """A thing the question names that its narrative never mentions, while the narrative names another of
+    its kind ("果园里有6行枣树，每行12棵，果园里有桃树多少棵？": 桃树 beside 枣树, the same last character): the
+    question is not about the story told. Kinds (学生 beside 男生, 果树 beside 桃树) and a question asking
+    a total are not refused, nor a question noun with no kin in the narrative (jieba's 含水, 段长)."""
     tokens = tuple(problem.tokens)
     start, end = u.spans[-1]
     question, told = "".join(tokens[start:end]), "".join(tokens[:start])
     if any(w in question for w in _TOTALS):
         return None
-    places = zh.places(tokens[start:end])
-    for w in zh.words(tokens):
-        if start <= w.start < end and zh._is_noun(w) and len(w.text) > 1 and w.text not in told \
-                and w.text not in zh.ATTRIBUTES and w.text not in zh.GENERAL_NOUNS and w.text not in places:
-            return w.text
+    kin = {t[-1] for t in _things(tokens, 0, start)}
+    for noun in _things(tokens, start, end):
+        if noun not in told and noun[-1] in kin and noun not in _KINDS:
+            return noun
     return None
 
 
@@ -102,7 +110,8 @@ def statement_unrelated(problem: Problem, u: Units, c: int) -> bool:
     """Statement ``c`` names things (nouns, names, places) none of which the rest of the problem mentions,
     while the rest names things of its own ("小新有96张邮票，小兰课外书的本数是小平的(3/4)．小兰有课外书多少本？"):
     replacing it changes nothing the question depends on. A thing whose kind the rest names counts as
-    mentioned (桃树 beside 梨树, 男生 beside 女生: same last character); a rest that names no thing
+    mentioned (桃树 beside 梨树, 男生 beside 女生: same last character), and so does a root (绳子 beside 跳绳);
+    a rest that names no thing
     ("一根绳子长(8/9)米，截下(1/4)米，还剩多少米") is linked by its unit alone and not refused."""
     tokens = tuple(problem.tokens)
     start, end = u.spans[c]
@@ -115,11 +124,14 @@ def statement_unrelated(problem: Problem, u: Units, c: int) -> bool:
     if any(t in rest for t in mine):
         return False
     heads = {t[-1] for t in theirs}
-    return not any(t[-1] in heads or _COMPLEMENTS.get(t[0], "") + t[1:] in theirs for t in mine)
+    return not any(t[-1] in heads or _COMPLEMENTS.get(t[0], "") + t[1:] in theirs
+                   or t[-1] in _SUFFIXES and t[0] in rest for t in mine)
 
 
 def _things(tokens: tuple[str, ...], start: int, end: int) -> set[str]:
-    """Nouns of two characters or more, names and places in tokens[start:end], properties (体重, 人数) left out."""
+    """Nouns of two characters or more, names and places in tokens[start:end]; properties (体重, 人数, jieba's
+    段长) and words of a rate or a determiner (每段, 这些) left out."""
     out = {w.text for w in zh.words(tokens) if start <= w.start < end and len(w.text) > 1
-           and (zh._is_noun(w) or zh.is_name(w)) and w.text not in zh.ATTRIBUTES}
+           and (zh._is_noun(w) or zh.is_name(w)) and w.text not in zh.ATTRIBUTES
+           and w.text[-1] not in _PROPERTY_ENDS and w.text[0] not in "每这那该各"}
     return out | zh.places(tokens[start:end]) | zh.names_in(tokens[start:end])

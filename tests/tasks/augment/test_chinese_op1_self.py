@@ -71,3 +71,17 @@ def test_a_statement_linked_by_its_thing_its_kind_or_only_its_unit_is_not_refuse
     assert not unrelated(trees) and not unrelated(trees, 1)
     stamps = zh("h", "小芳有72张邮票，小强的邮票是小芳的(2/3)，小强有多少张邮票？", "x=72*(2/3)", 48)
     assert not unrelated(stamps)
+
+
+def test_math23k_originals_read_as_coherent_are_not_refused():
+    eggs = zh("h", "一个鸡蛋约重(1/25)千克，妈妈今天买回65个鸡蛋，这些鸡蛋约重多少千克？", "x=(1/25)*65", "13/5")
+    assert incoherent(eggs) is None  # one egg's weight is stated, these eggs' is asked
+    blood = zh("h", "血液约占体重的(1/13)，血液里约含(2/3)的水，爸爸的体重是69千克，爸爸的血液里约含水多少千克？",
+               "x=69*(1/13)*(2/3)", "46/13")
+    assert incoherent(blood) is None  # jieba's 含水 has no kin among the told things
+    school = zh("d", "育苗小学有女生360人，比男生少(1/5)，这间小学有学生多少人？", "x=360+360/(1-1/5)", 810)
+    assert incoherent(school, "donor") is None  # 学生 is the kind of 女生 and 男生
+    rope = zh("h", "一根绳子长50米，做了6根同样的跳绳后，还剩38米，平均每根跳绳长多少米？", "x=(50-38)/6", 2)
+    assert not unrelated(rope)  # 绳 of 绳子 in 跳绳
+    wire = zh("h", "5米长的铁丝，第一次用去总长度的20%，第二次用去(1/2)米，还剩下多少米？", "x=5-5*0.2-(1/2)", 3.5)
+    assert not unrelated(wire)  # 总长度 is a property, not another thing

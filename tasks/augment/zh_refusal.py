@@ -32,7 +32,7 @@ def zh_clause_refusal(host: Problem, u: Units, c: int, entity: str, states: froz
         return "op1_zh_next_clause_leans_on_the_statement"
     if c > 0 and zh.continues(tokens, *u.spans[c]):
         return "op1_zh_statement_leans_on_the_clause_before"  # "其中女生有130人"
-    if statement_unrelated(host, u, c):
+    if statement_unrelated(host, u, c, entity):
         return "op1_zh_replaced_statement_unrelated"  # "小新有96张邮票，小兰课外书的本数是小平的(3/4)．小兰有..."
     return None
 

@@ -6,6 +6,8 @@ narrative never mentions, and (for the host statement operation 1 replaces) the 
 with the rest of the problem."""
 from __future__ import annotations
 
+import re
+
 from mwp.problem import Problem
 from tasks.augment import zh
 from tasks.augment.base import Units
@@ -35,6 +37,14 @@ _KINDS = zh.GENERAL_NOUNS | frozenset("学生 同学 人员 职工 工人 果树
 _PROPERTY_ENDS = frozenset("长宽高重价度数量积程")
 # Suffixes after the root of a noun (绳子: 绳, as in 跳绳).
 _SUFFIXES = frozenset("子头儿")
+# Last characters that make two nouns kinds of one thing counted side by side (桃树 and 枣树, 公鸡 and 母鸡,
+# 篮球 and 足球); other shared heads are not siblings (海水 and 淡水, 学生票 and 门票, 乘车 and 汽车).
+_SIBLING_HEADS = frozenset("树花鸡鸭鹅羊牛兔鱼猪狗猫球")
+# Words after which a question asks about another moment or another case ("如果每排坐8人", "此时").
+_ANOTHER_CASE = ("如果", "若", "假如", "要是", "照这样", "当", "此时", "这时", "那么", "原来", "原有", "原计划")
+# A comparison with a base ("是生物小组的6倍", "比苹果树多", "相当于桃树的"): the base is named here.
+_CJK = re.compile(r"[\u4e00-\u9fff]{2}")
+_BASE = re.compile(r"(?:是|相当于)([\u4e00-\u9fff]{2,6}?)的|比([\u4e00-\u9fff]{2,6}?)[多少]")
 
 
 def _said(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> tuple[str, frozenset[str]] | None:
@@ -46,7 +56,8 @@ def _said(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> 
     unit, _, noun = entity.partition(":")
     words = {w for w in zh.predicate(tokens, start, end, entity) - zh.NEUTRAL}
     words |= {w for w in zh.predicate(tokens, start, end, entity) if w.startswith(zh.DETERMINED)}
-    return unit, words | ({noun} if noun else set())
+    words |= {w.text for w in zh.words(tokens) if start <= w.start < end and w.flag == "f" and len(w.text) > 1}
+    return unit, words | ({noun} if noun else set())  # 前面 and 后面 are two places in a queue
 
 
 def asks_its_own_statement(problem: Problem, u: Units, reading: Reading) -> bool:
@@ -56,13 +67,15 @@ def asks_its_own_statement(problem: Problem, u: Units, reading: Reading) -> bool
     ("果园里有21棵杏树，27棵桃树") says what the clause before says of its own noun."""
     tokens = tuple(problem.tokens)
     asked = _said(tokens, *u.spans[-1], reading.question_entity)
-    if asked is None:
-        return False
+    q_start, q_end = u.spans[-1]
+    if asked is None or zh.is_rate(tokens, q_start, q_end) or any(q_start <= q < q_end for q in u.qty_pos) \
+            or "第" in "".join(tokens[q_start:q_end]):
+        return False  # "这样的5辆卡车可以装多少吨" asks of five; "他排在第多少个" counts from the other end
     before: frozenset[str] = frozenset()
     for c, (start, end) in enumerate(u.spans[:-1]):
         slots = [j for j, k in enumerate(reading.clause_of_slot) if k == c]
         entity = reading.quantity_entities[slots[0]] if len(slots) == 1 else None
-        said = _said(tokens, start, end, entity)
+        said = None if zh.is_rate(tokens, start, end) else _said(tokens, start, end, entity)
         if said is None:
             before = frozenset()
             continue
@@ -78,38 +91,53 @@ def asks_its_own_statement(problem: Problem, u: Units, reading: Reading) -> bool
 
 
 def _story_goes_on(problem: Problem, u: Units, reading: Reading, c: int, unit: str) -> bool:
-    """A later clause changes the amount statement ``c`` states: it counts in the same unit and does not
-    tell what is left ("商店有苹果280千克，上午卖出132千克，下午购进145千克，商店有苹果多少千克？" asks the amount after
-    the story; "学校买来2250本练习本，还剩40本．学校一共买来多少本练习本？" asks the amount the text states)."""
+    """The text after statement ``c`` changes what it states: a later clause counts something (not a ratio)
+    without telling what is left ("商店有苹果280千克，上午卖出132千克，下午购进145千克，商店有苹果多少千克？";
+    "9小时可以运完，实际每小时运90吨，多少小时可以运完？"), or the question follows another case or moment
+    ("如果每排坐8人", "此时", "原来"). "学校买来2250本练习本，还剩40本．学校一共买来多少本练习本？" goes on to nothing."""
     tokens = problem.tokens
+    if any(w in "".join(tokens[u.spans[c][1]:]) for w in _ANOTHER_CASE):
+        return True
     for k, entity in zip(reading.clause_of_slot, reading.quantity_entities):
-        if c < k < len(u.spans) - 1 and entity is not None and entity.partition(":")[0] == unit \
+        if c < k < len(u.spans) - 1 and entity is not None and entity != "%" \
                 and "剩" not in "".join(tokens[slice(*u.spans[k])]):
             return True
     return False
 
 
 def question_thing_not_told(problem: Problem, u: Units) -> str | None:
-    """A thing the question names that its narrative never mentions, while the narrative names another of
-    its kind ("果园里有6行枣树，每行12棵，果园里有桃树多少棵？": 桃树 beside 枣树, the same last character): the
-    question is not about the story told. Kinds (学生 beside 男生, 果树 beside 桃树) and a question asking
-    a total are not refused, nor a question noun with no kin in the narrative (jieba's 含水, 段长)."""
+    """A thing the question names that its narrative never mentions, while the narrative names a sibling
+    ("果园里有6行枣树，每行12棵，果园里有桃树多少棵？": 桃树 beside 枣树, :data:`_SIBLING_HEADS`): the question is
+    not about the story told. Not refused: a kind (学生 beside 男生, 果树 beside 桃树), the other half
+    (女生 beside 男生), a question after a total ("共花掉3650元，...，买饮水机用去多少元") or asking one, and
+    nouns of a count or both places (两地, 一楼)."""
     tokens = tuple(problem.tokens)
     start, end = u.spans[-1]
     question, told = "".join(tokens[start:end]), "".join(tokens[:start])
-    if any(w in question for w in _TOTALS):
+    if any(w in question or w in told for w in _TOTALS):
         return None
-    kin = {t[-1] for t in _things(tokens, 0, start)}
+    kin = {t[-1] for t in _things(tokens, 0, start) if t[-1] in _SIBLING_HEADS}
     for noun in _things(tokens, start, end):
-        if noun not in told and noun[-1] in kin and noun not in _KINDS:
+        if noun not in told and noun[-1] in kin and noun not in _KINDS and noun[0] not in _COUNT_STARTS \
+                and noun[0] not in zh.CLASSIFIERS \
+                and (_other_half(noun) or "\0") not in told:
             return noun
     return None
 
 
-def statement_unrelated(problem: Problem, u: Units, c: int) -> bool:
-    """Statement ``c`` names things (nouns, names, places) none of which the rest of the problem mentions,
-    while the rest names things of its own ("小新有96张邮票，小兰课外书的本数是小平的(3/4)．小兰有课外书多少本？"):
-    replacing it changes nothing the question depends on. A thing whose kind the rest names counts as
+def _other_half(noun: str) -> str | None:
+    """女生 for 男生, 男同学 for 女同学; None for other nouns."""
+    return _COMPLEMENTS[noun[0]] + noun[1:] if noun[0] in _COMPLEMENTS else None
+
+
+_COUNT_STARTS = frozenset("两全所各几多一二三四五六七八九十0123456789")
+
+
+def statement_unrelated(problem: Problem, u: Units, c: int, entity: str | None = None) -> bool:
+    """Statement ``c`` names things (nouns, names, places) and shares no two characters with the rest of the problem,
+    while the rest names things of its own and compares them with a base the statement does not give
+    ("小新有96张邮票，小兰课外书的本数是小平的(3/4)．小兰有课外书多少本？": 小平 is never given): the statement
+    is not the one the rest leans on, and replacing it changes nothing the question depends on. A thing whose kind the rest names counts as
     mentioned (桃树 beside 梨树, 男生 beside 女生: same last character), and so does a root (绳子 beside 跳绳);
     a rest that names no thing
     ("一根绳子长(8/9)米，截下(1/4)米，还剩多少米") is linked by its unit alone and not refused."""
@@ -118,14 +146,20 @@ def statement_unrelated(problem: Problem, u: Units, c: int) -> bool:
     mine = _things(tokens, start, end)
     rest_spans = [span for k, span in enumerate(u.spans) if k != c]
     theirs = set().union(*(_things(tokens, a, b) for a, b in rest_spans))
-    if not mine or not theirs:
-        return False
+    if not mine or not theirs or any(w in "".join(tokens[start:end]) for w in _TOTALS):
+        return False  # "全班有45人" is the whole the rest's parts make
     rest = "".join(tok for a, b in rest_spans for tok in tokens[a:b])
-    if any(t in rest for t in mine):
-        return False
+    noun = (entity or "").partition(":")[2]
+    statement = "".join(tokens[start:end])
+    pairs = {statement[k:k + 2] for k in range(len(statement) - 1)}
+    if any(_CJK.fullmatch(p) and p in rest for p in pairs) or noun and noun[0] in rest:  # "20道题", "做对的题数"
+        return False  # any two characters in common: 运来 and 大米 in "运来的大豆是大米吨数的(5/6)"
     heads = {t[-1] for t in theirs}
-    return not any(t[-1] in heads or _COMPLEMENTS.get(t[0], "") + t[1:] in theirs
-                   or t[-1] in _SUFFIXES and t[0] in rest for t in mine)
+    if any(t[-1] in heads or _other_half(t) in theirs
+           or t[-1] in _SUFFIXES and t[0] in rest for t in mine):
+        return False
+    bases = {b for pair in _BASE.findall(rest) for b in pair if b}
+    return any(base not in statement and any(base.startswith(t) for t in theirs) for base in bases)
 
 
 def _things(tokens: tuple[str, ...], start: int, end: int) -> set[str]:

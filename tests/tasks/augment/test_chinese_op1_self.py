@@ -85,3 +85,17 @@ def test_math23k_originals_read_as_coherent_are_not_refused():
     assert not unrelated(rope)  # 绳 of 绳子 in 跳绳
     wire = zh("h", "5米长的铁丝，第一次用去总长度的20%，第二次用去(1/2)米，还剩下多少米？", "x=5-5*0.2-(1/2)", 3.5)
     assert not unrelated(wire)  # 总长度 is a property, not another thing
+
+
+def test_more_math23k_originals_are_not_refused():
+    trucks = zh("h", "一辆卡车可以装3吨货物，这样的5辆卡车可以装多少吨货物？", "x=3*5", 15)
+    assert incoherent(trucks) is None  # the question asks of five trucks
+    seats = zh("h", "如果每排坐6人，可以坐满12排；如果每排坐8人，则可以坐满多少排？", "x=6*12/8", 9)
+    assert incoherent(seats) is None  # another case
+    flowers = zh("h", "同学们做了180朵纸花，每25朵扎成一束，已经扎了6束，还剩多少朵花？", "x=180-25*6", 30)
+    assert incoherent(flowers) is None  # jieba's 朵花 is no sibling of 纸花
+    rice = zh("h", "仓库运来大米240吨，运来的大豆是大米吨数的(5/6)，大豆的吨数又是面粉的(3/4)．运来面粉多少吨？",
+              "x=240*(5/6)/(3/4)", "800/3")
+    assert not unrelated(rice)  # 大米 and 运来 reappear
+    pupils = zh("h", "6(二)班男生人数是女生人数的(2/3)，全班有45人，女生有多少人？", "x=45/(1+2/3)", 27)
+    assert not unrelated(pupils, 1)  # 全班 is the whole of the rest's parts

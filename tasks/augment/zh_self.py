@@ -2,8 +2,9 @@
 is already incoherent (SD's decomposed parts often are: "男生有42人，科技小组的人数是生物小组的6倍，科技小组有多少人？")
 passes its fault on to every composition made from it. Three readings, each a counted refusal in geca.py:
 the question asks what one of the problem's own statements states, the question names a thing its
-narrative never mentions, and (for the host statement operation 1 replaces) the statement shares nothing
-with the rest of the problem."""
+narrative never mentions beside a sibling it does mention, and (for the host statement operation 1
+replaces) the statement shares nothing with the rest of the problem, which compares with a base nothing
+gives. Each reading is narrowed to what Math23K's own problems never trip (another case, a rate, a total)."""
 from __future__ import annotations
 
 import re
@@ -26,8 +27,9 @@ def zh_incoherent(problem: Problem, u: Units, reading: Reading, role: str) -> st
         return f"op1_zh_{role}_question_names_a_thing_not_told"  # "6行枣树，每行12棵，...有桃树多少棵"
     return None
 
+
 # A question with one of these asks for a sum of kinds ("一共有果树多少棵" after 桃树 and 梨树), so the noun
-# it names need not be one the narrative names.
+# it names need not be one the narrative names; a statement with one is the whole ("全班有45人").
 _TOTALS = ("一共", "共", "总", "合计", "全部", "全班", "全校")
 # Words of a statement that name its kind of person by the other kind ("男生有25人，女生有30人").
 _COMPLEMENTS = {"男": "女", "女": "男"}
@@ -42,8 +44,8 @@ _SUFFIXES = frozenset("子头儿")
 _SIBLING_HEADS = frozenset("树花鸡鸭鹅羊牛兔鱼猪狗猫球")
 # Words after which a question asks about another moment or another case ("如果每排坐8人", "此时").
 _ANOTHER_CASE = ("如果", "若", "假如", "要是", "照这样", "当", "此时", "这时", "那么", "原来", "原有", "原计划")
-# A comparison with a base ("是生物小组的6倍", "比苹果树多", "相当于桃树的"): the base is named here.
 _CJK = re.compile(r"[\u4e00-\u9fff]{2}")
+# A comparison with a base ("是生物小组的6倍", "比苹果树多", "相当于桃树的"): the base is named here.
 _BASE = re.compile(r"(?:是|相当于)([\u4e00-\u9fff]{2,6}?)的|比([\u4e00-\u9fff]{2,6}?)[多少]")
 
 

@@ -4,7 +4,8 @@ passes its fault on to every composition made from it. Three readings, each a co
 the question asks what one of the problem's own statements states, the question names a thing its
 narrative never mentions beside a sibling it does mention, and (for the host statement operation 1
 replaces) the statement shares nothing with the rest of the problem, which compares with a base nothing
-gives. Each reading is narrowed to what Math23K's own problems never trip (another case, a rate, a total)."""
+gives. Each reading was narrowed after reading what it refused among Math23K's own problems (another case,
+a rate, a total)."""
 from __future__ import annotations
 
 import re
@@ -44,6 +45,7 @@ _SUFFIXES = frozenset("子头儿")
 _SIBLING_HEADS = frozenset("树花鸡鸭鹅羊牛兔鱼猪狗猫球")
 # Words after which a question asks about another moment or another case ("如果每排坐8人", "此时").
 _ANOTHER_CASE = ("如果", "若", "假如", "要是", "照这样", "当", "此时", "这时", "那么", "原来", "原有", "原计划")
+_MOMENT = re.compile(r"(?<![小每])时[，,]")  # "没有称物体时，弹簧长多少厘米"
 _CJK = re.compile(r"[\u4e00-\u9fff]{2}")
 # A comparison with a base ("是生物小组的6倍", "比苹果树多", "相当于桃树的"): the base is named here.
 _BASE = re.compile(r"(?:是|相当于)([\u4e00-\u9fff]{2,6}?)的|比([\u4e00-\u9fff]{2,6}?)[多少]")
@@ -86,19 +88,33 @@ def asks_its_own_statement(problem: Problem, u: Units, reading: Reading) -> bool
         if not own and before:  # "27棵桃树" after "果园里有21棵杏树": 有, 果园
             said = said[0], said[1] | before
         if said == asked and reading.clause_holders[c] == reading.question_holder \
-                and not _story_goes_on(problem, u, reading, c, said[0]):
+                and not any(w in "".join(tokens[start:end]) for w in ("又", "再")) \
+                and not _sums(problem, u, reading, said[0]) and not _story_goes_on(problem, u, reading, c, said[0]):
             return True  # "小芳有72张邮票，...，小强有多少张邮票" asks of someone else
         before = own or before
     return False
+
+
+def _sums(problem: Problem, u: Units, reading: Reading, unit: str) -> bool:
+    """The question asks a total ("一共加工了多少个零件") and two clauses or more count in its unit without telling
+    what is left (甲's 65 and 乙's 75): it asks their sum, not one of them."""
+    tokens = problem.tokens
+    if not any(w in "".join(tokens[slice(*u.spans[-1])]) for w in _TOTALS):
+        return False
+    counted = {k for k, entity in zip(reading.clause_of_slot, reading.quantity_entities)
+               if k < len(u.spans) - 1 and entity is not None and entity.partition(":")[0] == unit
+               and "剩" not in "".join(tokens[slice(*u.spans[k])])}
+    return len(counted) > 1
 
 
 def _story_goes_on(problem: Problem, u: Units, reading: Reading, c: int, unit: str) -> bool:
     """The text after statement ``c`` changes what it states: a later clause counts something (not a ratio)
     without telling what is left ("商店有苹果280千克，上午卖出132千克，下午购进145千克，商店有苹果多少千克？";
     "9小时可以运完，实际每小时运90吨，多少小时可以运完？"), or the question follows another case or moment
-    ("如果每排坐8人", "此时", "原来"). "学校买来2250本练习本，还剩40本．学校一共买来多少本练习本？" goes on to nothing."""
+    ("如果每排坐8人", "此时", "原来", "没有称物体时，"). "学校买来2250本练习本，还剩40本．学校一共买来多少本练习本？" goes on to nothing."""
     tokens = problem.tokens
-    if any(w in "".join(tokens[u.spans[c][1]:]) for w in _ANOTHER_CASE):
+    after = "".join(tokens[u.spans[c][1]:])
+    if any(w in after for w in _ANOTHER_CASE) or _MOMENT.search(after):
         return True
     for k, entity in zip(reading.clause_of_slot, reading.quantity_entities):
         if c < k < len(u.spans) - 1 and entity is not None and entity != "%" \
@@ -112,7 +128,8 @@ def question_thing_not_told(problem: Problem, u: Units) -> str | None:
     ("果园里有6行枣树，每行12棵，果园里有桃树多少棵？": 桃树 beside 枣树, :data:`_SIBLING_HEADS`): the question is
     not about the story told. Not refused: a kind (学生 beside 男生, 果树 beside 桃树), the other half
     (女生 beside 男生), a question after a total ("共花掉3650元，...，买饮水机用去多少元") or asking one, and
-    nouns of a count or both places (两地, 一楼)."""
+    nouns of a count or both places (两地, 一楼), and a noun whose modifier the narrative names ("红、黄、蓝球"
+    and 红球)."""
     tokens = tuple(problem.tokens)
     start, end = u.spans[-1]
     question, told = "".join(tokens[start:end]), "".join(tokens[:start])
@@ -120,7 +137,7 @@ def question_thing_not_told(problem: Problem, u: Units) -> str | None:
         return None
     kin = {t[-1] for t in _things(tokens, 0, start) if t[-1] in _SIBLING_HEADS}
     for noun in _things(tokens, start, end):
-        if noun not in told and noun[-1] in kin and noun not in _KINDS and noun[0] not in _COUNT_STARTS \
+        if noun[:-1] not in told and noun[-1] in kin and noun not in _KINDS and noun[0] not in _COUNT_STARTS \
                 and noun[0] not in zh.CLASSIFIERS \
                 and (_other_half(noun) or "\0") not in told:
             return noun

@@ -99,3 +99,15 @@ def test_more_math23k_originals_are_not_refused():
     assert not unrelated(rice)  # 大米 and 运来 reappear
     pupils = zh("h", "6(二)班男生人数是女生人数的(2/3)，全班有45人，女生有多少人？", "x=45/(1+2/3)", 27)
     assert not unrelated(pupils, 1)  # 全班 is the whole of the rest's parts
+
+
+def test_a_question_asking_a_sum_another_moment_or_a_named_kind_is_not_refused():
+    wire = zh("h", "一条铁丝3米，用去(2/3)后，又用去(1/3)米，用去多少米？", "x=3*(2/3)+(1/3)", "7/3")
+    assert incoherent(wire) is None  # 又: the question asks both uses
+    parts = zh("h", "甲每时加工65个，乙每时加工75个，两人加工12个小时，一共加工了多少个零件？", "x=(65+75)*12", 1680)
+    assert incoherent(parts) is None
+    spring = zh("h", "称2千克的物体，弹簧长12.5厘米；称6千克的物体，弹簧长13.5厘米．没有称物体时，弹簧长多少厘米？",
+                "x=12.5-(13.5-12.5)/(6-2)*2", 12)
+    assert incoherent(spring) is None
+    balls = zh("h", "盒子里有红、黄、蓝球60个，红球有多少个？", "x=60", 60)
+    assert incoherent(balls) is None  # 红 is named in the narrative

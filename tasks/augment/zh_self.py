@@ -47,8 +47,8 @@ _SIBLING_HEADS = frozenset("树花鸡鸭鹅羊牛兔鱼猪狗猫球")
 _ANOTHER_CASE = ("如果", "若", "假如", "要是", "照这样", "当", "此时", "这时", "那么", "原来", "原有", "原计划")
 _MOMENT = re.compile(r"(?<![小每])时[，,]")  # "没有称物体时，弹簧长多少厘米"
 _CJK = re.compile(r"[\u4e00-\u9fff]{2}")
-# A comparison with a base ("是生物小组的6倍", "比苹果树多", "相当于桃树的"): the base is named here.
-_BASE = re.compile(r"(?:是|相当于)([\u4e00-\u9fff]{2,6}?)的|比([\u4e00-\u9fff]{2,6}?)[多少]")
+# A part of a base ("是生物小组的6倍", "相当于桃树的(4/5)"): the base is named here.
+_BASE = re.compile(r"(?:是|相当于)([\u4e00-\u9fff]{2,6}?)的")
 
 
 def _said(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> tuple[str, frozenset[str]] | None:
@@ -177,7 +177,8 @@ def statement_unrelated(problem: Problem, u: Units, c: int, entity: str | None =
     if any(t[-1] in heads or _other_half(t) in theirs
            or t[-1] in _SUFFIXES and t[0] in rest for t in mine):
         return False
-    bases = {b for pair in _BASE.findall(rest) for b in pair if b}
+    told = "".join(tok for k, (a, b) in enumerate(u.spans[:-1]) if k != c for tok in tokens[a:b])
+    bases = set(_BASE.findall(told))  # not the question's own comparison ("小胖...比小巧多走多少米")
     return any(base not in statement and any(base.startswith(t) for t in theirs) for base in bases)
 
 

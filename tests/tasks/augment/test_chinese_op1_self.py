@@ -111,3 +111,8 @@ def test_a_question_asking_a_sum_another_moment_or_a_named_kind_is_not_refused()
     assert incoherent(spring) is None
     balls = zh("h", "盒子里有红、黄、蓝球60个，红球有多少个？", "x=60", 60)
     assert incoherent(balls) is None  # 红 is named in the narrative
+
+
+def test_a_statement_the_question_compares_from_is_not_unrelated():
+    book = zh("h", "一本360页的童话书，小刚用20天读完，小芳用30天读完．小刚平均每天比小芳多读多少页？", "x=360/20-360/30", 6)
+    assert not unrelated(book)  # 比小芳 is the question's comparison, not a base the narrative leaves out

@@ -60,8 +60,8 @@ def _said(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> 
     unit, _, noun = entity.partition(":")
     words = {w for w in zh.predicate(tokens, start, end, entity) - zh.NEUTRAL}
     words |= {w for w in zh.predicate(tokens, start, end, entity) if w.startswith(zh.DETERMINED)}
-    words |= {w.text for w in zh.words(tokens) if start <= w.start < end and w.flag == "f" and len(w.text) > 1}
-    return unit, words | ({noun} if noun else set())  # 前面 and 后面 are two places in a queue
+    words |= {w.text for w in zh.words(tokens) if start <= w.start < end and w.flag in ("f", "s") and len(w.text) > 1}
+    return unit, words | ({noun} if noun else set())  # 前面 and 后面 in a queue, 楼下 and a whole theatre
 
 
 def asks_its_own_statement(problem: Problem, u: Units, reading: Reading) -> bool:

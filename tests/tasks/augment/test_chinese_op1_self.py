@@ -116,3 +116,8 @@ def test_a_question_asking_a_sum_another_moment_or_a_named_kind_is_not_refused()
 def test_a_statement_the_question_compares_from_is_not_unrelated():
     book = zh("h", "一本360页的童话书，小刚用20天读完，小芳用30天读完．小刚平均每天比小芳多读多少页？", "x=360/20-360/30", 6)
     assert not unrelated(book)  # 比小芳 is the question's comparison, not a base the narrative leaves out
+
+
+def test_a_statement_of_one_place_does_not_answer_a_question_of_the_whole():
+    seats = zh("h", "剧院楼下有座位840个，是楼上座位的21倍，这个剧院一共有多少个座位？", "x=840+840/21", 880)
+    assert incoherent(seats) is None  # 楼下 is one floor; the question asks the theatre

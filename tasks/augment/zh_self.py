@@ -61,6 +61,7 @@ def _said(tokens: tuple[str, ...], start: int, end: int, entity: str | None) -> 
     words = {w for w in zh.predicate(tokens, start, end, entity) - zh.NEUTRAL}
     words |= {w for w in zh.predicate(tokens, start, end, entity) if w.startswith(zh.DETERMINED)}
     words |= {w.text for w in zh.words(tokens) if start <= w.start < end and w.flag in ("f", "s") and len(w.text) > 1}
+    words |= {ch for ch in "".join(tokens[start:end]) if ch in "不没△○□☆◇"}  # "都不参加", "有12个△" / "○有多少个"
     return unit, words | ({noun} if noun else set())  # 前面 and 后面 in a queue, 楼下 and a whole theatre
 
 
@@ -73,8 +74,8 @@ def asks_its_own_statement(problem: Problem, u: Units, reading: Reading) -> bool
     asked = _said(tokens, *u.spans[-1], reading.question_entity)
     q_start, q_end = u.spans[-1]
     if asked is None or zh.is_rate(tokens, q_start, q_end) or any(q_start <= q < q_end for q in u.qty_pos) \
-            or "第" in "".join(tokens[q_start:q_end]):
-        return False  # "这样的5辆卡车可以装多少吨" asks of five; "他排在第多少个" counts from the other end
+            or any(w in "".join(tokens[q_start:q_end]) for w in ("第", "另")):
+        return False  # "这样的5辆卡车可以装多少吨" asks of five; "第多少个" counts from the other end; "另一段布"
     before: frozenset[str] = frozenset()
     for c, (start, end) in enumerate(u.spans[:-1]):
         slots = [j for j, k in enumerate(reading.clause_of_slot) if k == c]

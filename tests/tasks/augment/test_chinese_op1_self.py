@@ -121,3 +121,13 @@ def test_a_statement_the_question_compares_from_is_not_unrelated():
 def test_a_statement_of_one_place_does_not_answer_a_question_of_the_whole():
     seats = zh("h", "剧院楼下有座位840个，是楼上座位的21倍，这个剧院一共有多少个座位？", "x=840+840/21", 880)
     assert incoherent(seats) is None  # 楼下 is one floor; the question asks the theatre
+
+
+def test_a_negated_statement_another_piece_or_another_symbol_is_not_asked_by_the_question():
+    both = zh("h", "希望小学四年级有50名学生，有26人参加乒乓比赛，21人参加篮球比赛，两项比赛都不参加的有17人．两项比赛都参加的有多少人？",
+              "x=26+21-(50-17)", 14)
+    assert incoherent(both) is None  # 都不参加 is not 都参加
+    cloth = zh("h", "一段布长(4/5)米，正好是另一段布的长度的(3/5)，另一段布长多少米？", "x=(4/5)/(3/5)", "4/3")
+    assert incoherent(cloth) is None
+    shapes = zh("h", "有12个△，△的个数是○的2倍，○有多少个？", "x=12/2", 6)
+    assert incoherent(shapes) is None

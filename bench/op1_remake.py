@@ -2,7 +2,8 @@
 remade from the pool they drew from (round r from ``round_{r-1}/pool.jsonl``, with the run's seed and its
 ``params.json`` augment config, operation 1 only, no held-out check) and the candidates' texts are matched
 against a judged file (``docs/audits/...judged.jsonl``). A change to operation 1 that should refuse the
-judged incoherent texts is checked by running this before and after it (``PYTHONPATH`` picks the tree).
+judged incoherent texts is checked by running this before and after it (``PYTHONPATH`` picks the tree
+whose code runs, so another checkout can be measured with this script).
 The run directories are only read.
 
   PYTHONPATH=. python bench/op1_remake.py --judged docs/audits/zh-op1-kept-study/sd-math23k-op1-kept.judged.jsonl \\
@@ -16,11 +17,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mwp.problem import read_problems_jsonl  # noqa: E402
-from tasks.augment.base import AugmentConfig  # noqa: E402
-from tasks.augment.generate import generate_candidates  # noqa: E402
+from mwp.problem import read_problems_jsonl
+from tasks.augment.base import AugmentConfig
+from tasks.augment.generate import generate_candidates
 
 
 def remake(run_dir: Path, rounds: list[int]) -> dict[int, set[str]]:

@@ -80,6 +80,9 @@ def asks_its_own_statement(problem: Problem, u: Units, reading: Reading) -> bool
     for c, (start, end) in enumerate(u.spans[:-1]):
         slots = [j for j, k in enumerate(reading.clause_of_slot) if k == c]
         entity = reading.quantity_entities[slots[0]] if len(slots) == 1 else None
+        if entity is None or entity.partition(":")[0] != asked[0]:
+            before = frozenset()  # another unit: never what the question asks (read no further)
+            continue
         said = None if zh.is_rate(tokens, start, end) else _said(tokens, start, end, entity)
         if said is None:
             before = frozenset()
@@ -185,8 +188,15 @@ def statement_unrelated(problem: Problem, u: Units, c: int, entity: str | None =
 
 def _things(tokens: tuple[str, ...], start: int, end: int) -> set[str]:
     """Nouns of two characters or more, names and places in tokens[start:end]; properties (体重, 人数, jieba's
-    段长) and words of a rate or a determiner (每段, 这些) left out."""
-    out = {w.text for w in zh.words(tokens) if start <= w.start < end and len(w.text) > 1
-           and (zh._is_noun(w) or zh.is_name(w)) and w.text not in zh.ATTRIBUTES
-           and w.text[-1] not in _PROPERTY_ENDS and w.text[0] not in "每这那该各"}
-    return out | zh.places(tokens[start:end]) | zh.names_in(tokens[start:end])
+    段长) and words of a rate or a determiner (每段, 这些) left out. Read from the whole text's words (one
+    cached jieba cut per problem), not from a cut of the span."""
+    out = set()
+    for w in zh.words(tokens):
+        if not start <= w.start < end or len(w.text) < 2:
+            continue
+        noun = zh._is_noun(w)
+        if (noun or zh.is_name(w)) and w.text not in zh.ATTRIBUTES and w.text[-1] not in _PROPERTY_ENDS \
+                and w.text[0] not in "每这那该各" or zh.is_name(w) \
+                or w.flag in ("s", "ns", "nt") or noun and w.text.endswith(zh._PLACE_ENDS):
+            out.add(w.text)
+    return out

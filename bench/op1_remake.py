@@ -7,7 +7,7 @@ whose code runs, so another checkout can be measured with this script).
 The run directories are only read.
 
   PYTHONPATH=. python bench/op1_remake.py --judged docs/audits/zh-op1-kept-study/sd-math23k-op1-kept.judged.jsonl \\
-      --rounds 1 2 ../compaug-runs/studies/sd-math23k-gts/cells/gts-sd-least-confident-s*/*/
+      --rounds 1,2 ../compaug-runs/studies/sd-math23k-gts/cells/gts-sd-least-confident-s*/*/
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dirs", nargs="+", type=Path)
     ap.add_argument("--judged", type=Path, required=True)
-    ap.add_argument("--rounds", nargs="+", type=int, default=[1])
+    ap.add_argument("--rounds", default="1", help="comma-separated rounds to remake (default 1)")
     args = ap.parse_args()
     judged = {}
     for line in args.judged.read_text().splitlines():
@@ -49,7 +49,7 @@ def main() -> None:
             judged[rec["text"]] = rec["verdict"]
     made: set[str] = set()
     for run_dir in args.run_dirs:
-        for r, texts in remake(run_dir, args.rounds).items():
+        for r, texts in remake(run_dir, [int(r) for r in args.rounds.split(",")]).items():
             made |= texts
             print(f"{run_dir} round {r}: {len(texts)} op1 texts, {len(texts & judged.keys())} of them judged")
     hit = judged.keys() & made

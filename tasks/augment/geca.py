@@ -33,6 +33,7 @@ from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_ma
                                    refers_to_dropped)
 from tasks.augment.swap import nouns_of, pool_entities, swap_entity
 from tasks.augment.zh_refusal import ZH_ATTEMPTS, zh_clause_refusal, zh_refusal
+from tasks.augment.zh_self import zh_incoherent
 
 
 def used_quantity_in_clause(problem: Problem, units: Units, clause: int) -> int | None:
@@ -212,7 +213,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             continue
         q_start, q_end = u.spans[-1]
         if not _is_rate(problem, q_start, q_end):
-            reason = _donor_inconsistent(problem, u, reading, elided=True)
+            reason = _donor_inconsistent(problem, u, reading, elided=True) or zh_incoherent(problem, u, reading, "donor")
             if reason:
                 batch.rejected[reason] += 1
                 continue
@@ -247,6 +248,10 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             continue
         if _donor_inconsistent(host, u, reading, elided=True):
             batch.rejected["op1_host_question_not_about_its_narrative"] += 1  # a composition would inherit it
+            continue
+        refused = zh_incoherent(host, u, reading, "host")
+        if refused:
+            batch.rejected[refused] += 1  # "爸爸的体重是60千克，...，爸爸的体重=多少千克？"
             continue
         clauses = []
         for c in range(len(u.spans) - 1):

@@ -10,6 +10,7 @@ from mwp.problem import Problem
 from tasks.augment import zh
 from tasks.augment.base import Units, clause_units
 from tasks.augment.entities import read
+from tasks.augment.zh_self import statement_unrelated
 
 # Draws per host (times the per-problem cap). Most Chinese (statement, donor) pairs are refused by the
 # checks below, so a host tries more donors than an English one before its cap is reached; every
@@ -31,6 +32,8 @@ def zh_clause_refusal(host: Problem, u: Units, c: int, entity: str, states: froz
         return "op1_zh_next_clause_leans_on_the_statement"
     if c > 0 and zh.continues(tokens, *u.spans[c]):
         return "op1_zh_statement_leans_on_the_clause_before"  # "其中女生有130人"
+    if statement_unrelated(host, u, c, entity):
+        return "op1_zh_replaced_statement_unrelated"  # "小新有96张邮票，小兰课外书的本数是小平的(3/4)．小兰有..."
     return None
 
 

@@ -26,7 +26,7 @@ from flows.study_params import StudyParams
 from flows.signals import is_stop, remember_crash
 from tasks.loop.tracking import end_after_error, end_open_runs_below
 from tasks.loop.sharding import local_cluster_kwargs
-from tasks.study.arms import ARMS
+from tasks.study.arms import ARMS, budget_arm
 from tasks.study.grid import Cell, control_epochs
 
 def _study_run(params: StudyParams) -> str:
@@ -68,7 +68,7 @@ def _threads(params: StudyParams) -> int:
 def _cell_params(params: StudyParams, cell: Cell, results: dict, parent: str) -> LoopParams:
     """A cell's loop parameters; a cell of an arm with a budget (the control) gets as many optimizer
     updates as its seed's cell of the budget's arm had in its final round."""
-    budget = ARMS[cell.arm].budget
+    budget = budget_arm(cell.arm, params.arms)
     if budget is None:
         return params.loop_params(cell, None, parent)
     reference = results.get(Cell(cell.solver, cell.split, budget, cell.seed))
@@ -242,15 +242,21 @@ def _mlflow_run_id(run_dir: Path) -> str | None:
 
 
 def _header(params: StudyParams) -> list[str]:
+    matched = budget_arm("control", params.arms) if "control" in params.arms else None
+    if matched:
+        control = (f"The control arm trains on the original pool for epochs x ({matched}'s final pool / original "
+                   f"pool) epochs, as many optimizer updates as the same seed's {matched} cell in its final round, "
+                   "best epoch on validation; its validation curves are in control_validation_curve.png. ")
+    else:
+        control = ("The control arm, with no augmenting arm in the study to match, trains the study's own epochs. "
+                   if "control" in params.arms else "")
     return [f"# Study `{params.name}`", "",
             f"Grid: solvers {[s.name for s in params.solvers]} x splits {[s.name for s in params.splits]} x arms "
             f"{params.arms} x seeds {params.seeds}; T = {params.loop.rounds}; keep {params.loop.keep_fraction:.0%}; "
             f"{params.train.epochs} epochs (best epoch on validation).",
             "",
             "Accuracies are answer accuracy on each split's own test set at the cell's final round (round T for "
-            "the loop arms, never the best round by test). The control arm trains on the original pool for "
-            "epochs x (loop's final pool / original pool) epochs, as many optimizer updates as the loop's final "
-            "round, best epoch on validation; its validation curves are in control_validation_curve.png. "
+            "the loop arms, never the best round by test). " + control +
             "Intervals: paired bootstrap (2,000 resamples of seeds, then test problems, the same draw for both "
             "arms) of the mean over seeds of the accuracy difference; \"includes 0\" marks a difference the "
             "interval does not separate from zero.",

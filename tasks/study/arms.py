@@ -86,6 +86,19 @@ def arm(name: str) -> Arm:
     return ARMS[name]
 
 
+def budget_arm(name: str, study_arms) -> str | None:
+    """The arm whose final-round optimizer updates the arm ``name`` matches in a study of ``study_arms``: its
+    record's ``budget`` when the study runs that arm, else the study's first arm that adds problems over
+    rounds (no budget of its own, rounds, augmenting), so the control of a study of least-confident alone
+    matches least-confident. None for an arm without a budget, or when the study has no such arm (the
+    control then trains the study's own epochs)."""
+    budget = arm(name).budget
+    if budget is None or budget in study_arms:
+        return budget
+    return next((a for a in study_arms if a in ARMS and ARMS[a].budget is None and not ARMS[a].trains_once
+                 and ARMS[a].loop.get("augment_rounds", True)), None)
+
+
 def in_table(table: str, names) -> list[Arm]:
     """The arms of ``names`` (a study's, in its order) that belong to ``table``."""
     return [ARMS[n] for n in names if n in ARMS and table in ARMS[n].tables]

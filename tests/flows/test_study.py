@@ -154,3 +154,20 @@ def test_an_unfinished_cell_shows_the_rounds_it_has_done_in_a_partial_report(tin
         assert f"round {r}: iid {record.tests['iid'].answer_acc:.3f} (pool {record.pool_size})" in row
     assert "not finished yet" in row and "round 3" not in row
     report_finished_cells(params)  # leave the module's report as the other tests expect it
+
+
+def test_without_a_loop_arm_the_control_matches_the_augmenting_arm_it_has(tiny_study):
+    # A study of least-confident and the control: the control's epochs come from least-confident's final pool.
+    # The tiny study's loop cell of seed 0 stands in for that arm's finished cell.
+    from flows.study import _cell_params
+    from tasks.study.cells import load_cell
+    from tasks.study.grid import Cell
+
+    params, _ = tiny_study
+    loop_dir = next((params.directory() / "cells" / "gts-iid-loop-s0").iterdir())
+    study = params.model_copy(update={"arms": ["least-confident", "control"]})
+    arm_cell = Cell("gts", "iid", "least-confident", 0)
+    results = {arm_cell: load_cell(arm_cell, loop_dir, None, 2)}
+    first, final = rundir.read_record(loop_dir, 0).pool_size, rundir.read_record(loop_dir, 2).pool_size
+    control = _cell_params(study, Cell("gts", "iid", "control", 0), results, "parent")
+    assert control.train.epochs == -(-2 * final // first) > 2

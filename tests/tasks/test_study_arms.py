@@ -64,3 +64,13 @@ def test_a_new_arm_is_one_record(monkeypatch, tmp_path):
                          for seed in (0, 1)]))
     half = next(row for row in rows if "| keep-half |" in row)
     assert "+0.100" in half  # 4 more problems right of 40 in every seed
+
+
+def test_the_control_matches_the_loop_or_else_the_studys_first_augmenting_arm():
+    from tasks.study.arms import budget_arm
+
+    assert budget_arm("control", ["loop", "least-confident", "control"]) == "loop"
+    assert budget_arm("control", ["least-confident", "control"]) == "least-confident"
+    assert budget_arm("control", ["warm-control", "per-operator", "control"]) == "per-operator"  # adds nothing
+    assert budget_arm("control", ["control"]) is None
+    assert budget_arm("least-confident", ["least-confident", "control"]) is None

@@ -20,21 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from memory_phases import current_mb, peak_mb  # noqa: E402
+
 MARK = "PEAK "
-
-
-def current_mb() -> int:
-    return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize() // 2**20
-
-
-def peak_mb() -> int:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
 def live_peak_mb(run) -> tuple[float, dict[str, float]]:

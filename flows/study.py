@@ -21,7 +21,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.settings import PREFECT_API_URL
 
-from flows.params import LoopParams
+from flows.params import LoopParams, lift_legacy_loop_keys
 from flows.study_params import StudyParams
 from flows.signals import is_stop, remember_crash
 from tasks.loop.tracking import end_after_error, end_open_runs_below
@@ -88,16 +88,65 @@ def _collect(cell: Cell, outcome: Any, results: dict, logger) -> None:
         results[cell] = load_cell(cell, Path(outcome["run_dir"]), outcome["mlflow_run_id"], outcome["rounds"])
 
 
-def finished_cell(params: StudyParams, cell: Cell):
+def finished_cell(params: StudyParams, cell: Cell, results: dict | None = None, logger=None):
     """The records of a cell that already reached its final round, else None: a resumed study reads
-    them instead of running the cell again (no checkpoint needed)."""
+    them instead of running the cell again (no checkpoint needed). Only the run of the parameters the
+    cell has now is reused (its directory is named by their hash, LoopParams.fingerprint): a run that
+    finished with other ones (the study's settings edited, a control whose budget changed) is named in a
+    warning and left in place, and the cell runs again. ``results``: the cells finished so far, from
+    which a control's budget is read."""
     from tasks.study.cells import load_cell
+
+    wanted = ARMS[cell.arm].loop.get("rounds", params.loop.rounds)
+    expected = _expected_run_dir(params, cell, results or {})
+    if expected is not None and expected.is_dir() and wanted in _completed(expected):
+        return load_cell(cell, expected, _mlflow_run_id(expected), wanted)
+    if logger is not None:
+        for other, changes in _other_finished_runs(params, cell, results or {}):
+            logger.warning("cell %s: not reusing %s, which finished with other parameters (%s); the cell "
+                           "runs with the study's", cell.key, other.name, "; ".join(changes) or "unreadable")
+    return None
+
+
+def _expected_params(params: StudyParams, cell: Cell, results: dict) -> LoopParams | None:
+    try:
+        return _cell_params(params, cell, results, None)
+    except ValueError:  # parameters that do not validate: the cell's run fails, naming the error
+        return None
+
+
+def _expected_run_dir(params: StudyParams, cell: Cell, results: dict) -> Path | None:
+    expected = _expected_params(params, cell, results)
+    return expected.run_dir() if expected is not None else None
+
+
+def _other_finished_runs(params: StudyParams, cell: Cell, results: dict) -> list[tuple[Path, list[str]]]:
+    """The cell's finished runs under parameters other than its own now, each with what differs."""
+    from tasks.study.cells import parameter_changes
 
     cell_dir = params.directory() / "cells" / cell.key
     wanted = ARMS[cell.arm].loop.get("rounds", params.loop.rounds)
-    runs = sorted(p for p in cell_dir.glob("*") if p.is_dir()) if cell_dir.is_dir() else []
-    finished = [p for p in runs if wanted in _completed(p)]
-    return load_cell(cell, finished[-1], _mlflow_run_id(finished[-1]), wanted) if finished else None
+    expected = _expected_params(params, cell, results)
+    now = _comparable(expected.model_dump(mode="json")) if expected is not None else {}
+    out = []
+    for run in sorted(p for p in cell_dir.glob("*") if p.is_dir()) if cell_dir.is_dir() else []:
+        if (expected is None or run.name != expected.run_dir().name) and wanted in _completed(run):
+            saved = run / "params.json"
+            before = _comparable(lift_legacy_loop_keys(json.loads(saved.read_text(encoding="utf-8")))) if saved.exists() else {}
+            out.append((run, parameter_changes(before, now) if before and now else []))
+    return out
+
+
+def _comparable(document: dict) -> dict:
+    """A run's parameters without where it is written and who tracks it, nor T (which only extends a run)."""
+    out = {k: v for k, v in document.items() if k not in _NOT_COMPARED}
+    if isinstance(out.get("loop"), dict):
+        out["loop"] = {k: v for k, v in out["loop"].items() if k != "rounds"}
+    return out
+
+
+# where a run is written and who tracks it: not what it computes
+_NOT_COMPARED = {"out_dir", "tracking_uri", "experiment", "mlflow_parent_run_id"}
 
 
 def _run_here(params: StudyParams, parent: str, logger) -> dict:
@@ -105,7 +154,7 @@ def _run_here(params: StudyParams, parent: str, logger) -> dict:
     cells = params.cells()
     for i, cell in enumerate(cells, 1):
         logger.info("cell %d/%d: %s", i, len(cells), cell.key)
-        done = finished_cell(params, cell)
+        done = finished_cell(params, cell, results, logger)
         if done is not None:
             results[cell] = done
             continue
@@ -117,10 +166,10 @@ def _run_here(params: StudyParams, parent: str, logger) -> dict:
     return results
 
 
-def _submit(params: StudyParams, cells: list[Cell], results: dict, parent: str) -> list:
+def _submit(params: StudyParams, cells: list[Cell], results: dict, parent: str, logger) -> list:
     submitted = []
     for cell in cells:
-        done = finished_cell(params, cell)
+        done = finished_cell(params, cell, results, logger)
         if done is not None:
             results[cell] = done
             continue
@@ -140,7 +189,7 @@ def run_cells_on_dask(params: StudyParams, parent: str) -> dict:
     cells = params.cells()
     later = [c for c in cells if ARMS[c.arm].budget is not None]
     for wave in ([c for c in cells if ARMS[c.arm].budget is None], later):
-        for cell, future in _submit(params, wave, results, parent):
+        for cell, future in _submit(params, wave, results, parent, logger):
             try:
                 outcome = future if isinstance(future, BaseException) else future.result()
             except Exception as err:
@@ -208,26 +257,32 @@ def report_finished_cells(params: StudyParams) -> dict[str, Any]:
     their run directories alone; cells not run yet are marked so. No training, no MLflow run."""
     from tasks.study.cells import CellResult
 
-    results = []
-    for cell in params.cells():
-        done = finished_cell(params, cell)
+    results: dict = {}
+    for cell in params.cells():  # grid order: a control after the arm its budget is read from
+        done = finished_cell(params, cell, results)
         cell_dir = params.directory() / "cells" / cell.key
-        results.append(done or CellResult(cell, "pending", error=_progress(cell_dir) if cell_dir.is_dir() else "not run yet"))
-    return _report(params, results)
+        results[cell] = done or CellResult(cell, "pending", error=_progress(params, cell, results)
+                                           if cell_dir.is_dir() else "not run yet")
+    return _report(params, list(results.values()))
 
 
-def _progress(cell_dir: Path) -> str:
+def _progress(params: StudyParams, cell: Cell, results: dict) -> str:
     """What an unfinished cell has so far: its completed rounds and each one's test accuracies (a study
-    between sittings; these are not results: the cell is read at round T only once it is finished)."""
+    between sittings; these are not results: the cell is read at round T only once it is finished),
+    and any run of it that finished with other parameters, which is not reused."""
     from tasks.loop import rundir
 
     parts = []
-    for run_dir in sorted(p for p in cell_dir.iterdir() if p.is_dir()):
-        for r in rundir.completed_rounds(run_dir):
-            record = rundir.read_record(run_dir, r)
+    expected = _expected_run_dir(params, cell, results)
+    if expected is not None and expected.is_dir():
+        for r in rundir.completed_rounds(expected):
+            record = rundir.read_record(expected, r)
             accs = ", ".join(f"{name} {m.answer_acc:.3f}" for name, m in record.tests.items())
             parts.append(f"round {r}: {accs} (pool {record.pool_size})")
-    return "not finished yet" + (f"; done so far: {'; '.join(parts)}" if parts else "")
+    text = "not finished yet" + (f"; done so far: {'; '.join(parts)}" if parts else "")
+    for other, changes in _other_finished_runs(params, cell, results):
+        text += f"; {other.name} finished with other parameters ({'; '.join(changes) or 'unreadable'}), not reused"
+    return text
 
 
 def _completed(run_dir: Path) -> list[int]:

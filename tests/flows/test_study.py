@@ -171,3 +171,48 @@ def test_without_a_loop_arm_the_control_matches_the_augmenting_arm_it_has(tiny_s
     first, final = rundir.read_record(loop_dir, 0).pool_size, rundir.read_record(loop_dir, 2).pool_size
     control = _cell_params(study, Cell("gts", "iid", "control", 0), results, "parent")
     assert control.train.epochs == -(-2 * final // first) > 2
+
+
+def test_a_finished_cell_is_reused_only_under_the_parameters_it_has_now(tiny_study, caplog):
+    # The study's epochs edited after its cells finished: no cell's finished run is reused, each is named
+    # with what changed; the study's own parameters still find every finished cell.
+    import logging
+
+    from flows.study import finished_cell, report_finished_cells
+    from tasks.study.grid import Cell
+
+    params, _ = tiny_study
+    loop_cell = Cell("gts", "iid", "loop", 0)
+    assert finished_cell(params, loop_cell).status == "done"
+    edited = params.model_copy(update={"train": params.train.model_copy(update={"epochs": 3})})
+    logger = logging.getLogger("study-test")
+    with caplog.at_level(logging.WARNING, logger="study-test"):
+        assert finished_cell(edited, loop_cell, {}, logger) is None
+    old_run = next((params.directory() / "cells" / loop_cell.key).iterdir()).name
+    assert f"cell gts-iid-loop-s0: not reusing {old_run}" in caplog.text and "train.epochs: 2 -> 3" in caplog.text
+    summary = report_finished_cells(edited)
+    assert {c.key for c in edited.cells() if c.split == "iid"} <= set(summary["pending"])
+    row = next(line for line in (params.directory() / "report.md").read_text().splitlines()
+               if line.startswith("| gts-iid-loop-s0 |"))
+    assert f"{old_run} finished with other parameters (train.epochs: 2 -> 3), not reused" in row
+    report_finished_cells(params)  # leave the module's report as the other tests expect it
+
+
+def test_a_control_is_not_reused_when_its_budget_would_differ(tiny_study, caplog):
+    # Without its loop cell's records the control's budget is the study's own 2 epochs; the finished
+    # control trained the loop's equal-update budget, so it is not the cell asked for.
+    import logging
+
+    from flows.study import finished_cell
+    from tasks.study.grid import Cell
+
+    params, _ = tiny_study
+    loop_cell, control_cell = Cell("gts", "iid", "loop", 1), Cell("gts", "iid", "control", 1)
+    trained = json.loads((next((params.directory() / "cells" / control_cell.key).iterdir()) / "params.json")
+                         .read_text())["train"]["epochs"]
+    assert trained > 2
+    results = {loop_cell: finished_cell(params, loop_cell)}
+    assert finished_cell(params, control_cell, results).run_dir.name.startswith("compaug-study-tiny-")
+    with caplog.at_level(logging.WARNING, logger="study-test"):
+        assert finished_cell(params, control_cell, {}, logging.getLogger("study-test")) is None
+    assert f"train.epochs: {trained} -> 2" in caplog.text

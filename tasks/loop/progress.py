@@ -98,16 +98,20 @@ class LoopProgress:
         """The callable that shows each epoch of this round's training (the trainer's ``on_epoch``)."""
         self._train_started = self.clock()
         epochs = self.epochs[round_index]
+        resumed_after: list[int] = []  # a training resumed from its saved state starts past epoch 1
 
         def show(stats: EpochStats) -> None:
             now = self.clock()
+            if not resumed_after:
+                resumed_after.append(stats.epoch - 1)
             if self.bar is not None:
                 where = f"round {round_index}: epoch {stats.epoch}/{epochs}"
                 self.bar.set_postfix_str(f"{self._eta_text(now)}, {where}")
                 return
             if now - self._last_line < self.interval:
                 return
-            left = (now - self._train_started) / stats.epoch * (epochs - stats.epoch)
+            run_here = stats.epoch - resumed_after[0]  # the epochs this sitting's time was spent on
+            left = (now - self._train_started) / run_here * (epochs - stats.epoch)
             acc = "" if stats.valid_answer_acc is None else f", valid acc {stats.valid_answer_acc:.3f}"
             self._line(f"round {round_index} epoch {stats.epoch}/{epochs}: loss {stats.train_loss:.4f}{acc}; "
                        f"training ETA {duration(left)}", now)

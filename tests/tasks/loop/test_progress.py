@@ -94,3 +94,15 @@ def test_a_count_per_round_must_cover_every_round():
 
     with pytest.raises(ValueError, match="epochs for 2 rounds, but 3 rounds"):
         LoopProgress(total=3, done=0, epochs=[5, 5])
+
+
+def test_a_training_resumed_at_a_later_epoch_estimates_from_the_epochs_run_since():
+    # resumed after epoch 30 of 38 at 60 s an epoch: after epoch 33, five epochs (300 s) are left
+    clock, out = Clock(), io.StringIO()
+    progress = LoopProgress(total=1, done=0, epochs=38, stream=out, tty=False, interval=0.0, clock=clock)
+    progress.round_started(0)
+    show = progress.training(0)
+    for epoch in (31, 32, 33):
+        clock.now += 60.0
+        show(_epoch(epoch))
+    assert out.getvalue().splitlines()[-1].endswith("epoch 33/38: loss 0.0303, valid acc 0.500; training ETA 05:00")

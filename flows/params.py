@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model, model_validator
 
 from mwp.readers import FORMATS, DataSpec, check_source_path
-from solvers.base import PRECISIONS, TrainConfig
+from solvers.base import PRECISIONS, TIE_BREAKS, TrainConfig
 from solvers.registry import SOLVERS
 from tasks.augment.base import AugmentConfig
 from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, K_RULES
@@ -109,6 +109,9 @@ class TrainSettings(Strict):
                                            "CPU; fp32: float32 everywhere; bf16: bfloat16 matrix products on CPU "
                                            "too (faster for a GTS of hidden 256 or more on CPUs with AVX512-BF16 "
                                            "or AMX; more memory)")
+    tie_break: Literal[TIE_BREAKS] = Field(_TRAIN.tie_break, description="which epoch of those tied at the best "
+                                           "validation accuracy is kept: valid-loss, the lowest validation loss; "
+                                           "first, the earliest (the rule of runs made before this option)")
 
     def config(self, seed: int, device: str, progress: bool) -> TrainConfig:
         return TrainConfig(**self.model_dump(), seed=seed, device=device, progress=progress)
@@ -191,6 +194,10 @@ def lift_legacy_loop_keys(values: Any, keys: tuple[str, ...] = LEGACY_LOOP_KEYS)
 # default, so that a run (or a study cell) started before the field existed resumes in its directory.
 # Every loop setting but those of the first run directories is treated so without being listed here.
 ADDED_AT_DEFAULT = ("train.precision",)
+# LoopParams fields added with a default other than the behaviour runs had before them: left out of the
+# fingerprint at that old behaviour's value, so an earlier run (or study cell) resumes in its directory
+# when its parameters name the old value, and a run with the new default gets a directory of its own.
+ADDED_AT_OLD_BEHAVIOUR = {"train.tie_break": "first"}
 FIRST_LOOP_SETTINGS = ("keep_fraction", "retention", "score", "warm_start")  # always hashed (rounds: never)
 
 
@@ -259,6 +266,13 @@ class LoopParams(Strict):
             for section in sections:
                 holder, model = holder[section], model.model_fields[section].annotation
             if holder.get(key) == model.model_fields[key].default:
+                holder.pop(key)
+        for dotted, old in ADDED_AT_OLD_BEHAVIOUR.items():
+            *sections, key = dotted.split(".")
+            holder = payload
+            for section in sections:
+                holder = holder[section]
+            if holder.get(key) == old:
                 holder.pop(key)
         return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
 

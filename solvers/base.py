@@ -47,6 +47,7 @@ def check_heads(width: int, heads: int, width_name: str, heads_name: str) -> Non
 
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+TIE_BREAKS = ("valid-loss", "first")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,12 @@ class TrainConfig:
     # picks on a GPU without bfloat16; on CPU it runs, slowly, which lets tests check that path).
     # Inference and scoring stay float32. TrainResult.precision says what ran.
     precision: str = "auto"
+    # Which of the epochs tied at the best validation answer accuracy is kept. "valid-loss": the one with
+    # the lowest validation loss (teacher-forced negative log-likelihood of the expression, mean over the
+    # validation problems the vocabularies can express); "first": the earliest, the only rule before this
+    # setting existed. A validation set that saturates (an SD split's, at 1.000 within a few epochs) makes
+    # every later epoch a tie, and the first of them is an undertrained model. Validation only either way.
+    tie_break: str = "valid-loss"
     # Save the training's state here after every epoch and, when a state of this same training is
     # there already, continue from it (solvers/train_state.py). None: nothing saved.
     resume_dir: str | None = None
@@ -80,6 +87,8 @@ class TrainConfig:
         check_device(self.device)
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        if self.tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {self.tie_break!r}")
 
 
 @dataclass(frozen=True)
@@ -90,12 +99,13 @@ class EpochStats:
     valid_answer_acc: float | None = None  # None on epochs without validation
     valid_equation_acc: float | None = None
     lr: float = 0.0
+    valid_loss: float | None = None  # on validated epochs, when the tie-break reads it
 
 
 @dataclass(frozen=True)
 class TrainResult:
     epochs: tuple[EpochStats, ...]
-    best_epoch: int  # chosen on validation answer accuracy only
+    best_epoch: int  # chosen on validation only: answer accuracy, ties by TrainConfig.tie_break
     best_valid_answer_acc: float | None
     seconds: float
     precision: str  # what the training's products ran in: fp32, bf16 or fp16 ("auto" resolved)

@@ -36,7 +36,7 @@ from mwp.problem import Problem
 from solvers.base import EpochStats, Likelihood, Prediction, TrainConfig, TrainResult
 from solvers import train_state
 from solvers.evaluate import evaluate_predictions, prediction_expression
-from solvers.vocab import Batch, Encoding
+from solvers.vocab import Batch, Encoding, EncodingError
 
 
 @dataclass(frozen=True)
@@ -211,10 +211,18 @@ def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: Tr
     return total_loss / max(1, n_batches)
 
 
+def _expressible(encoding: Encoding, problem: Problem) -> bool:
+    try:
+        encoding.target_ids(problem)
+    except EncodingError:
+        return False
+    return True
+
+
 def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Problem], valid: Sequence[Problem],
                 config: TrainConfig, on_epoch: Callable[[EpochStats], None] | None = None) -> TrainResult:
-    """Train ``model`` in place; at the end it holds the weights of the best validation epoch (the
-    last epoch when ``valid`` is empty)."""
+    """Train ``model`` in place; at the end it holds the weights of the best validation epoch (answer
+    accuracy; among tied epochs the one ``config.tie_break`` names; the last epoch when ``valid`` is empty)."""
     if not train:
         raise ValueError("no training problems")
     set_seed(config.seed)
@@ -234,8 +242,10 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     # float16 gradients underflow without loss scaling; bfloat16 has float32's range and needs none
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
     rng = random.Random(config.seed)
+    # the validation problems a loss is read on (an expression the vocabularies cannot express has none)
+    loss_valid = [p for p in valid if _expressible(encoding, p)] if config.tie_break == "valid-loss" else []
     history: list[EpochStats] = []
-    best_state, best_epoch, best_acc, stale = None, 0, -1.0, 0
+    best_state, best_epoch, best_acc, best_loss, stale = None, 0, -1.0, None, 0
     state_file, first_epoch, finished = None, 1, False
     if config.resume_dir is not None:
         state_file = train_state.state_path(config.resume_dir)
@@ -250,6 +260,7 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
             train_state.restore_random_states(saved["random"])
             history = [EpochStats(**e) for e in saved["history"]]
             best_state, best_epoch, best_acc, stale = saved["best_state"], saved["best_epoch"], saved["best_acc"], saved["stale"]
+            best_loss = saved.get("best_loss")
             first_epoch, finished = saved["epoch"] + 1, saved["finished"]
     started = time.perf_counter()
     batches_per_epoch = math.ceil(len(train) / config.batch_size)
@@ -270,21 +281,25 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
             train_loss = _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device, amp_dtype, bar)
             scheduler.step()
             train_seconds = time.perf_counter() - t0
-            answer_acc = equation_acc = None
+            answer_acc = equation_acc = valid_loss = None
             validate = valid and (epoch % max(1, config.eval_every) == 0 or epoch == config.epochs)
             if validate:
                 report = evaluate_predictions(valid, predict(model, encoding, valid, config.beam_size, config.batch_size))
                 answer_acc, equation_acc = report.answer_acc, report.equation_acc
+                if loss_valid:
+                    valid_loss = -math.fsum(x.total for x in log_likelihoods(model, encoding, loss_valid,
+                                                                             config.batch_size)) / len(loss_valid)
             stats = EpochStats(epoch=epoch, train_loss=train_loss, seconds=train_seconds,
-                               valid_answer_acc=answer_acc, valid_equation_acc=equation_acc, lr=lr)
+                               valid_answer_acc=answer_acc, valid_equation_acc=equation_acc, lr=lr, valid_loss=valid_loss)
             history.append(stats)
             if answer_acc is not None:
-                if answer_acc > best_acc:
-                    best_acc, best_epoch, stale = answer_acc, epoch, 0
+                # patience counts epochs without a better accuracy; a tie with a lower loss is kept, not progress
+                stale = 0 if answer_acc > best_acc else stale + 1
+                if answer_acc > best_acc or (answer_acc == best_acc and valid_loss is not None
+                                             and best_loss is not None and valid_loss < best_loss):
+                    best_acc, best_epoch, best_loss = answer_acc, epoch, valid_loss
                     best_state = copy.deepcopy(model.state_dict())
-                else:
-                    stale += 1
-                    finished = bool(config.patience and stale >= config.patience)
+                finished = bool(config.patience and stale >= config.patience)
             finished = finished or epoch == config.epochs
             if state_file is not None:
                 train_state.save(state_file, {
@@ -292,7 +307,8 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
                     "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                     "scaler": scaler.state_dict(), "batch_order": rng.getstate(),
                     "random": train_state.random_states(), "history": [dataclasses.asdict(e) for e in history],
-                    "best_state": best_state, "best_epoch": best_epoch, "best_acc": best_acc, "stale": stale})
+                    "best_state": best_state, "best_epoch": best_epoch, "best_acc": best_acc, "best_loss": best_loss,
+                    "stale": stale})
             if on_epoch is not None:
                 on_epoch(stats)
     finally:

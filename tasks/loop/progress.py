@@ -113,6 +113,7 @@ class LoopProgress:
             run_here = stats.epoch - resumed_after[0]  # the epochs this sitting's time was spent on
             left = (now - self._train_started) / run_here * (epochs - stats.epoch)
             acc = "" if stats.valid_answer_acc is None else f", valid acc {stats.valid_answer_acc:.3f}"
+            acc += "" if stats.valid_loss is None else f", valid loss {stats.valid_loss:.4f}"
             self._line(f"round {round_index} epoch {stats.epoch}/{epochs}: loss {stats.train_loss:.4f}{acc}; "
                        f"training ETA {duration(left)}", now)
 

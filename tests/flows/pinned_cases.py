@@ -57,20 +57,27 @@ def run_dirs() -> dict[str, str]:
     from flows.study import StudyParams
     from tasks.study.grid import Cell
 
-    out = {"quick-run": str(LoopParams.model_validate(QUICK_RUN).run_dir())}
+    out = {"quick-run": str(LoopParams.model_validate(first_tie(QUICK_RUN)).run_dir())}
     for name, values in LOOP_CASES.items():
-        out[f"loop/{name}"] = str(LoopParams.model_validate(values).run_dir())
+        out[f"loop/{name}"] = str(LoopParams.model_validate(first_tie(values)).run_dir())
     for d in yaml.safe_load((ROOT / "prefect.yaml").read_text())["deployments"]:
         if d["entrypoint"].endswith(":augment_loop"):
-            out[f"deployment/{d['name']}"] = str(LoopParams.model_validate(d["parameters"]["params"]).run_dir())
+            out[f"deployment/{d['name']}"] = str(LoopParams.model_validate(first_tie(d["parameters"]["params"])).run_dir())
         else:
-            out.update(_study_cells(StudyParams.model_validate(d["parameters"]["params"]), f"deployment/{d['name']}"))
+            out.update(_study_cells(StudyParams.model_validate(first_tie(d["parameters"]["params"])),
+                                    f"deployment/{d['name']}"))
     for path in sorted((ROOT / "docs" / "studies").glob("*.json")):
         values = json.loads(path.read_text())
         values["arms"] = ["loop", "control", "random-ranker", "no-op1", "no-op2", "per-operator", "per-origin",
                           "warm-start", "warm-control"]
         out.update(_study_cells(StudyParams.model_validate(values), f"study/{path.stem}"))
     return out
+
+
+def first_tie(values: dict) -> dict:
+    """``values`` with the tie-break every pinned run had (``train.tie_break`` first, the only rule before
+    the setting existed; the docs/studies/ files name it themselves)."""
+    return {**values, "train": {**values.get("train", {}), "tie_break": "first"}}
 
 
 def _study_cells(study, label: str) -> dict[str, str]:

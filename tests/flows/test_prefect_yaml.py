@@ -78,11 +78,15 @@ def test_fingerprint_changes_with_results_relevant_parameters_only():
 def test_a_field_added_later_keeps_existing_run_directories_at_its_default():
     # The fingerprint of the default parameters before `warm_start_epochs` and `train.precision` existed
     # (commit 510ff3a): a run or study cell started then must resume in its own directory, not start again.
-    assert LoopParams().fingerprint() == "eac256307c"
+    # `train.tie_break` was added with a new default: the old runs had "first", and keep their directory
+    # when their parameters say so; the new default is another run.
+    old = {"tie_break": "first"}
+    assert LoopParams(train=old).fingerprint() == "eac256307c"
     assert LoopParams(loop={"warm_start_epochs": None, "augment_rounds": True},
-                      train={"precision": "auto"}).fingerprint() == "eac256307c"
-    assert LoopParams(loop={"augment_rounds": False}).fingerprint() != "eac256307c"
-    assert LoopParams(train={"precision": "bf16"}).fingerprint() != "eac256307c"
+                      train={"precision": "auto", **old}).fingerprint() == "eac256307c"
+    assert LoopParams().fingerprint() != "eac256307c"
+    assert LoopParams(loop={"augment_rounds": False}, train=old).fingerprint() != "eac256307c"
+    assert LoopParams(train={"precision": "bf16", **old}).fingerprint() != "eac256307c"
     assert LoopParams(loop={"warm_start": True, "warm_start_epochs": 5}).fingerprint() != \
         LoopParams(loop={"warm_start": True}).fingerprint()
 

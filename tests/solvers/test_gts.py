@@ -1,5 +1,6 @@
 """GTS: tree plans checked by hand, batching equals one-at-a-time, overfitting, constrained beams,
 save/load. Tiny configurations (embedding 32, hidden 32) keep each test to seconds."""
+import dataclasses
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
@@ -364,7 +365,9 @@ def test_a_pointer_solver_trained_on_two_quantities_predicts_and_scores_three(na
         tiny = dict(hidden_size=32, embedding_size=32, bert_hidden_size=32, bert_layers=1, bert_heads=2,
                     bert_intermediate_size=64, dropout=0.0)
     solver = build_solver(name, device="cpu", **tiny)
-    solver.fit(TWO_QUANTITY, TWO_QUANTITY, FAST)
+    # validation is the training set and ties at 1.000 from early on: the earliest tied epoch (the
+    # scenario was found with it) still spreads some beam mass over the unseen third slot
+    solver.fit(TWO_QUANTITY, TWO_QUANTITY, dataclasses.replace(FAST, tie_break="first"))
     composed = [build_problem(pid, text, eq, ans, source="toy", language="en") for pid, text, eq, ans in COMPOSED]
     likelihoods = solver.log_likelihood(composed)
     assert all(l.n_tokens == 5 and l.total < 0 for l in likelihoods)  # "+ + N0 N1 N2", "+ * N0 N1 N2": scored

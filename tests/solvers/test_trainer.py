@@ -129,13 +129,44 @@ def test_best_epoch_is_chosen_on_validation_and_restored():
     result = solver.fit(train, valid, TrainConfig(epochs=12, batch_size=4, lr=0.1, progress=False, seed=0), on_epoch)
     accs = [e.valid_answer_acc for e in seen]
     assert len(seen) == 12 and all(a is not None for a in accs) and list(result.epochs) == seen
-    assert result.best_epoch == accs.index(max(accs)) + 1 and result.best_valid_answer_acc == max(accs)
+    # epochs 4 and 5 tie at the best accuracy; the default keeps the one with the lower validation loss
+    tied = [e for e in seen if e.valid_answer_acc == max(accs)]
+    assert len(tied) >= 2 and all(e.valid_loss is not None and e.valid_loss > 0 for e in seen)
+    assert result.best_epoch == min(tied, key=lambda e: e.valid_loss).epoch != tied[0].epoch
+    assert result.best_valid_answer_acc == max(accs)
     assert accs[-1] < max(accs), "the scenario must make the last epoch worse than the best"
     # the model now holds the best epoch's weights, not the last epoch's
     final = solver.model.state_dict()
     assert all(torch.equal(final[k], v) for k, v in states[result.best_epoch - 1].items())
     assert evaluate_predictions(valid, solver.predict(valid)).answer_acc == max(accs)
     assert all(e.seconds > 0 for e in seen) and seen[0].lr == 0.1
+
+
+def test_the_first_tie_break_keeps_the_earliest_epoch_at_the_best_accuracy():
+    # the scenario above, with the rule runs had before the tie-break existed: no validation loss is read
+    problems = toy_problems()
+    train, valid = problems[:6], problems[6:] + problems[:2]
+    solver = GTSSolver(GTSConfig(embedding_size=16, hidden_size=16, dropout=0.0, min_count=1))
+    result = solver.fit(train, valid, TrainConfig(epochs=12, batch_size=4, lr=0.1, progress=False, seed=0,
+                                                  tie_break="first"))
+    accs = [e.valid_answer_acc for e in result.epochs]
+    assert result.best_epoch == accs.index(max(accs)) + 1
+    assert all(e.valid_loss is None for e in result.epochs)
+
+
+def test_the_validation_loss_skips_problems_the_vocabularies_cannot_express():
+    # a validation problem with a constant no training problem has: accuracy counts it (as wrong), the loss
+    # is read on the others, and training does not fail
+    problems = toy_problems()
+    odd = build_problem("odd", "A rope is 3 meters long . How many centimeters long is it ?", "x=3*100", 300, "toy")
+    solver = GTSSolver(GTSConfig(embedding_size=16, hidden_size=16, dropout=0.0, min_count=1))
+    result = solver.fit(problems[:6], problems[6:] + [odd], TrainConfig(epochs=2, batch_size=4, progress=False, seed=0))
+    assert all(e.valid_loss is not None for e in result.epochs)
+
+
+def test_an_unknown_tie_break_is_refused():
+    with pytest.raises(ValueError, match="tie_break must be one of valid-loss, first"):
+        TrainConfig(tie_break="last")
 
 
 def test_bf16_training_on_cpu_autocasts_and_keeps_float32_weights():
@@ -166,8 +197,14 @@ def test_early_stopping_after_patience():
     problems = toy_problems()
     solver = GTSSolver(GTSConfig(embedding_size=8, hidden_size=8, dropout=0.0))
     result = solver.fit(problems[:4], problems[4:], TrainConfig(epochs=30, batch_size=4, lr=1e-6, patience=2, progress=False))
-    # with a learning rate this small the accuracy never improves after epoch 1
-    assert result.best_epoch == 1 and len(result.epochs) == 3
+    # with a learning rate this small the accuracy never improves after epoch 1: patience counts accuracy,
+    # so training stops after epoch 3, and of the three tied epochs the lowest validation loss is kept
+    assert len(result.epochs) == 3 and len({e.valid_answer_acc for e in result.epochs}) == 1
+    assert result.best_epoch == min(result.epochs, key=lambda e: e.valid_loss).epoch
+    first = GTSSolver(GTSConfig(embedding_size=8, hidden_size=8, dropout=0.0)).fit(
+        problems[:4], problems[4:], TrainConfig(epochs=30, batch_size=4, lr=1e-6, patience=2, progress=False,
+                                                tie_break="first"))
+    assert first.best_epoch == 1 and len(first.epochs) == 3
 
 
 def test_the_progress_bar_spans_every_epoch_and_shows_the_remaining_time(monkeypatch):

@@ -58,9 +58,9 @@ def test_round_params_say_what_differs_between_rounds():
 def test_epoch_metrics_give_the_learning_rate_in_thousandths():
     assert epoch_metrics(EpochStats(3, 0.5, 2.0, None, None, lr=5e-4)) == {
         "epoch/train_loss": 0.5, "epoch/train_seconds": 2.0, "epoch/lr_x1000": 0.5}
-    assert epoch_metrics(EpochStats(1, 2 / 3, 12.345678, 47 / 96, 0.0, lr=1e-3)) == {
+    assert epoch_metrics(EpochStats(1, 2 / 3, 12.345678, 47 / 96, 0.0, lr=1e-3, valid_loss=1 / 3)) == {
         "epoch/train_loss": 0.66667, "epoch/train_seconds": 12.346, "epoch/valid_answer_acc": 0.48958,
-        "epoch/valid_equation_acc": 0.0, "epoch/lr_x1000": 1.0}
+        "epoch/valid_equation_acc": 0.0, "epoch/lr_x1000": 1.0, "epoch/valid_loss": 0.33333}
 
 
 def test_run_names_sort_a_runs_rounds_after_it():

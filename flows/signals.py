@@ -39,6 +39,8 @@ def is_stop(err: BaseException) -> bool:
 
 _crashed_flow_runs: list[str] = []  # flow runs of this process that a BaseException ended (hook below)
 _received: list[int] = []  # the signals received, in order
+_swallowed: list[int] = []  # stops raised where Python ignores exceptions, to be raised again
+REDELIVER_SECONDS = 0.05
 
 
 def remember_crash(flow, flow_run, state) -> None:
@@ -48,10 +50,32 @@ def remember_crash(flow, flow_run, state) -> None:
 
 
 def _handle(signum: int, frame) -> None:
+    if _swallowed:  # the stop raised again after Python ignored it (below)
+        del _swallowed[:]
+        raise Stopped(_received[0] if _received else signum)
     _received.append(signum)
     if len(_received) == 1:
         raise Stopped(signum)
     # a second signal while stopping: the stop finishes (seconds); kill -9 is for a stop that hangs
+
+
+def _unraisable(previous: Callable) -> Callable:
+    """A ``sys.unraisablehook`` that raises a swallowed stop again. The handler runs between two
+    instructions of the main thread, wherever it is; when that is a weakref callback or a ``__del__``
+    (the garbage collector runs them at any allocation), Python prints the exception and drops it, and
+    the run would go on with every later signal ignored. The stop is sent to the main thread once more
+    (``_thread.interrupt_main``) a moment later, when it has left that place."""
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, Stopped):
+            import _thread
+            import threading
+
+            _swallowed.append(unraisable.exc_value.signum)
+            threading.Timer(REDELIVER_SECONDS, _thread.interrupt_main, args=(unraisable.exc_value.signum,)).start()
+            return
+        previous(unraisable)
+
+    return hook
 
 
 @contextmanager
@@ -66,9 +90,13 @@ def _stop_handlers() -> Iterator[None]:
             installed[signum] = signal.signal(signum, _handle)
         except ValueError:  # not the main thread: signals stay as they are
             pass
+    previous_hook = sys.unraisablehook
+    if installed:
+        sys.unraisablehook = _unraisable(previous_hook)
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for signum, previous in installed.items():
             signal.signal(signum, previous)
 
@@ -144,7 +172,7 @@ def run_stoppable(command: str, resume_hint: str, body: Callable[[], T]) -> T:
     128 + the signal's number."""
     from flows.prefect_server import temporary_server
 
-    del _crashed_flow_runs[:], _received[:]
+    del _crashed_flow_runs[:], _received[:], _swallowed[:]
     with _stop_handlers():
         try:
             with temporary_server():

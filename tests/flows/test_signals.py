@@ -221,3 +221,30 @@ def test_a_resumed_run_marks_flow_runs_that_kill_9_left_running_crashed(prefect_
         assert crash_abandoned_flow_runs([str(left_running.id), str(finished.id), unknown], "kill -9") == 1
         assert client.read_flow_run(left_running.id).state.type.value == "CRASHED"
         assert client.read_flow_run(finished.id).state.type.value == "COMPLETED"
+
+
+def test_a_stop_raised_inside_a_finalizer_is_raised_again_outside_it():
+    # The signal lands while the garbage collector runs a __del__: Python ignores the exception raised
+    # there, so the stop is delivered once more, to the code that runs after.
+    import time
+
+    from flows import signals
+
+    class Finalized:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)  # the handler runs at this method's next instruction
+            sum(range(10))
+
+    del signals._received[:], signals._swallowed[:]
+    got, reached_end = None, False
+    with signals._stop_handlers():
+        try:
+            Finalized()  # freed at once: its __del__ raises Stopped where it is ignored
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                time.sleep(0.01)
+            reached_end = True
+        except signals.Stopped as err:
+            got = err
+    assert not reached_end and got is not None and got.signum == signal.SIGINT
+    assert signals._received == [signal.SIGINT] and signals._swallowed == []

@@ -98,11 +98,12 @@ def finished_cell(params: StudyParams, cell: Cell, results: dict | None = None, 
     from tasks.study.cells import load_cell
 
     wanted = ARMS[cell.arm].loop.get("rounds", params.loop.rounds)
-    expected = _expected_run_dir(params, cell, results or {})
+    expected_params = _expected_params(params, cell, results or {})
+    expected = expected_params.run_dir() if expected_params is not None else None
     if expected is not None and expected.is_dir() and wanted in _completed(expected):
         return load_cell(cell, expected, _mlflow_run_id(expected), wanted)
     if logger is not None:
-        for other, changes in _other_finished_runs(params, cell, results or {}):
+        for other, changes in _other_finished_runs(params, cell, expected_params):
             logger.warning("cell %s: not reusing %s, which finished with other parameters (%s); the cell "
                            "runs with the study's", cell.key, other.name, "; ".join(changes) or "unreadable")
     return None
@@ -115,18 +116,12 @@ def _expected_params(params: StudyParams, cell: Cell, results: dict) -> LoopPara
         return None
 
 
-def _expected_run_dir(params: StudyParams, cell: Cell, results: dict) -> Path | None:
-    expected = _expected_params(params, cell, results)
-    return expected.run_dir() if expected is not None else None
-
-
-def _other_finished_runs(params: StudyParams, cell: Cell, results: dict) -> list[tuple[Path, list[str]]]:
-    """The cell's finished runs under parameters other than its own now, each with what differs."""
+def _other_finished_runs(params: StudyParams, cell: Cell, expected: LoopParams | None) -> list[tuple[Path, list[str]]]:
+    """The cell's finished runs under parameters other than ``expected`` (its own now), each with what differs."""
     from tasks.study.cells import parameter_changes
 
     cell_dir = params.directory() / "cells" / cell.key
     wanted = ARMS[cell.arm].loop.get("rounds", params.loop.rounds)
-    expected = _expected_params(params, cell, results)
     now = _comparable(expected.model_dump(mode="json")) if expected is not None else {}
     out = []
     for run in sorted(p for p in cell_dir.glob("*") if p.is_dir()) if cell_dir.is_dir() else []:
@@ -273,14 +268,15 @@ def _progress(params: StudyParams, cell: Cell, results: dict) -> str:
     from tasks.loop import rundir
 
     parts = []
-    expected = _expected_run_dir(params, cell, results)
+    expected_params = _expected_params(params, cell, results)
+    expected = expected_params.run_dir() if expected_params is not None else None
     if expected is not None and expected.is_dir():
         for r in rundir.completed_rounds(expected):
             record = rundir.read_record(expected, r)
             accs = ", ".join(f"{name} {m.answer_acc:.3f}" for name, m in record.tests.items())
             parts.append(f"round {r}: {accs} (pool {record.pool_size})")
     text = "not finished yet" + (f"; done so far: {'; '.join(parts)}" if parts else "")
-    for other, changes in _other_finished_runs(params, cell, results):
+    for other, changes in _other_finished_runs(params, cell, expected_params):
         text += f"; {other.name} finished with other parameters ({'; '.join(changes) or 'unreadable'}), not reused"
     return text
 

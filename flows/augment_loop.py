@@ -22,7 +22,7 @@ from prefect.artifacts import create_table_artifact
 from prefect.logging import get_run_logger
 from prefect.states import Cancelled
 
-from flows.params import LoopParams
+from flows.params import LoopParams, lift_legacy_loop_keys
 from tasks.loop.progress import LoopProgress
 from flows.signals import crash_abandoned, is_stop, remember_crash
 from tasks.loop.tracking import LoopTracker, end_after_error
@@ -32,6 +32,7 @@ from tasks.loop import rundir, steps
 from tasks.loop.config import RunConfigs
 from tasks.loop.datasets import DataSets, GapMeasure
 from tasks.loop.record import RoundRecord, relative_gap, table_row
+from tasks.loop.round_zero import adopt_round_zero, adopted_from
 from tasks.loop.sharding import ScoringWorkers
 from tasks.loop.startup import lock_run
 
@@ -192,9 +193,15 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
         gap = steps.prepare_gap_measure(data, params.split_file, run_dir) if params.split_file else None
         for line in rundir.redo_unreadable(run_dir):  # a damaged marker: that round and later ones again
             logger.warning(line)
+        if params.round0_from is not None:
+            _adopt_round_zero(params, run_dir, logger)
         done = set(rundir.completed_rounds(run_dir))
         if done:
             logger.info("resuming %s: rounds %s already complete", run_dir, sorted(done))
+        for r in sorted(done):  # an adopted round's numbers on this run's MLflow run too, once
+            source = adopted_from(run_dir, r)
+            if source is not None and str(r) not in tracker.state["children"]:
+                tracker.log_adopted_round(rundir.read_record(run_dir, r), _epochs(run_dir, r), source)
         wanted = range(configs.loop.rounds + 1)
         epochs = [configs.loop.round_epochs(r, configs.train.epochs) for r in wanted]
         with LoopProgress(len(wanted), len(done.intersection(wanted)), epochs) \
@@ -225,6 +232,25 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
             "experiment": params.experiment_name(), "mlflow_run_id": tracker.parent_run_id,
             "mlflow_experiment_id": tracker.experiment_id,
             "final_checkpoint": final_checkpoint, "flow_run_id": _flow_run_id(), "control": control}
+
+
+def _adopt_round_zero(params: LoopParams, run_dir: Path, logger) -> None:
+    """Round 0 from ``params.round0_from`` (a study's other arm of the same seed), when it trained round 0
+    with every parameter round 0 depends on equal to this run's (tasks/loop/round_zero.py); else round 0
+    is trained here and the reason is logged."""
+    source = Path(params.round0_from)
+    saved = source / "params.json"
+    theirs = lift_legacy_loop_keys(json.loads(saved.read_text(encoding="utf-8"))) if saved.exists() else None
+    adopted, message = adopt_round_zero(run_dir, source, params.model_dump(mode="json"), theirs)
+    if adopted:
+        logger.info("%s", message)
+    elif not rundir.record_path(run_dir, 0).exists():
+        logger.warning("round 0 is trained here: %s", message)
+
+
+def _epochs(run_dir: Path, r: int) -> list[EpochStats]:
+    path = rundir.round_dir(run_dir, r) / "epochs.json"
+    return [EpochStats(**e) for e in json.loads(path.read_text(encoding="utf-8"))] if path.exists() else []
 
 
 def _equal_update_control(configs: RunConfigs, run_dir: Path, sets: DataSets, records: list[RoundRecord],

@@ -222,6 +222,10 @@ class LoopParams(Strict):
                                                   "the run directory, so no path separators")
     tracking_uri: Optional[str] = Field(None, description="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else SQLite in OUT_DIR)")
     mlflow_parent_run_id: Optional[str] = Field(None, description="nest this run's MLflow run under this one (a study's)")
+    round0_from: Optional[Path] = Field(None, description="a run directory whose finished round 0 this run adopts "
+                                        "when every parameter round 0 depends on is equal (a study's arms of one "
+                                        "seed share one round 0; tasks/loop/round_zero.py); else round 0 is "
+                                        "trained here. The results are the same either way")
     score_workers: int = Field(1, ge=1, le=256, description="score each round's candidates in chunks of 256 on a Dask "
                                "LocalCluster of this many worker processes, started for the run (1: in this "
                                "process); the scores are the same either way")
@@ -250,12 +254,12 @@ class LoopParams(Strict):
     def fingerprint(self) -> str:
         """Hash of every parameter that changes results (not where they go or who tracks them).
         ``loop.rounds`` is left out: rounds 0..T do not depend on T, so asking for more rounds of the
-        same run continues it; so are ``loop.control`` (trained beside the rounds) and where the
-        candidates are scored, which gives the same scores.
+        same run continues it; so are ``loop.control`` (trained beside the rounds), where the
+        candidates are scored, which gives the same scores, and ``round0_from`` (an equal round 0).
         The loop section is hashed flat, as its fields were at the top level before it existed, so that
         every run directory made since keeps its name."""
         payload = self.model_dump(mode="json", exclude={"out_dir", "tracking_uri", "experiment",
-                                                        "mlflow_parent_run_id", *WHERE_SCORED})
+                                                        "mlflow_parent_run_id", "round0_from", *WHERE_SCORED})
         loop, defaults = payload.pop("loop"), LoopSettings()
         loop.pop("rounds")
         loop.pop("control")  # the control is trained beside the rounds, in control/: it changes none of them

@@ -141,7 +141,7 @@ def _comparable(document: dict) -> dict:
 
 
 # where a run is written and who tracks it: not what it computes
-_NOT_COMPARED = {"out_dir", "tracking_uri", "experiment", "mlflow_parent_run_id"}
+_NOT_COMPARED = {"out_dir", "tracking_uri", "experiment", "mlflow_parent_run_id", "round0_from"}
 
 
 def _run_here(params: StudyParams, parent: str, logger) -> dict:
@@ -175,13 +175,41 @@ def _submit(params: StudyParams, cells: list[Cell], results: dict, parent: str, 
     return submitted
 
 
+def _round_zero_first(params: StudyParams, cells: list[Cell], parent: str, logger) -> None:
+    """The round 0 of each cell the others of its seed adopt (StudyParams.round_zero_source), trained first
+    and alone (the cell's run with T = 0, continued later in its own directory), so that every arm of the
+    seed finds it finished when it starts."""
+    from tasks.loop import rundir
+
+    sources = {params.round_zero_source(c) for c in cells} - {None}
+    pending = []
+    for cell in [c for c in cells if c in sources]:
+        try:
+            loop_params = _cell_params(params, cell, {}, parent)  # a source has no budget: no results needed
+        except ValueError:
+            continue  # parameters that do not validate: the cell fails in its wave, naming the error
+        if loop_params.run_dir().is_dir() and 0 in rundir.completed_rounds(loop_params.run_dir()):
+            continue
+        only_round_zero = loop_params.model_copy(update={"loop": loop_params.loop.model_copy(update={"rounds": 0})})
+        logger.info("round 0 of %s first: the other arms of its seed adopt it", cell.key)
+        pending.append((cell, run_cell.submit(only_round_zero, _threads(params))))
+    for cell, future in pending:
+        try:
+            future.result()
+        except Exception as err:  # the cell runs again in its wave and fails there, named in the report
+            logger.error("round 0 of %s failed: %s: %s; its seed's arms train their own", cell.key,
+                         type(err).__name__, err)
+
+
 @flow(name="study-cells", on_crashed=[remember_crash])
 def run_cells_on_dask(params: StudyParams, parent: str) -> dict:
-    """Every cell as a task on the flow's Dask task runner: the arms without a budget first, all at once;
-    then those with one (the controls), whose budget is read from the finished cells of its arm."""
+    """Every cell as a task on the flow's Dask task runner: the round 0 the arms of each seed share first
+    (one cell of each seed, with T = 0); then the arms without a budget, all at once; then those with one
+    (the controls), whose budget is read from the finished cells of its arm."""
     logger = get_run_logger()
     results: dict = {}
     cells = params.cells()
+    _round_zero_first(params, cells, parent, logger)
     later = [c for c in cells if ARMS[c.arm].budget is not None]
     for wave in ([c for c in cells if ARMS[c.arm].budget is None], later):
         for cell, future in _submit(params, wave, results, parent, logger):
@@ -340,7 +368,7 @@ def estimate(params: StudyParams) -> list[str]:
 
     from solvers.registry import build_solver
     from tasks.loop.datasets import load_split_file, split_problems
-    from tasks.study.estimate import Costs, Sizes, cell_seconds, pools_by_round, study_wall_seconds
+    from tasks.study.estimate import Costs, Sizes, cell_seconds, pools_by_round, study_wall_seconds, training_seconds
 
     cores = os.cpu_count() or 1
     threads = _threads(params)
@@ -349,6 +377,7 @@ def estimate(params: StudyParams) -> list[str]:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     lines = [f"{len(params.cells())} cells: " + ", ".join(c.key for c in params.cells())]
     per_cell: list[tuple[str, float]] = []
+    first: list[float] = []  # the shared rounds 0, trained before the other cells (with several workers)
     try:
         for spec in params.splits:  # each split's data is read once, for every solver
             loop = params.loop_params(next(c for c in params.cells() if c.split == spec.name))
@@ -368,19 +397,28 @@ def estimate(params: StudyParams) -> list[str]:
                 costs = Costs(result.epochs[-1].seconds / len(sample), (time.perf_counter() - start) / len(shown))
                 pools = pools_by_round(len(train), params.loop.rounds, params.loop.keep_fraction,
                                        params.augment.per_round_cap)
+                here = [c for c in params.cells() if c.solver == solver.name and c.split == spec.name]
+                # with several workers each seed's shared round 0 is trained first, alone (run_cells_on_dask)
+                ahead = {params.round_zero_source(c) for c in here} - {None} \
+                    if params.workers > 1 or params.dask_address else set()
+                round_zero = training_seconds(costs, sizes, pools[0], params.train.epochs, params.train.eval_every)
+                first += [round_zero] * len(ahead)
                 cells = [(ARMS[c.arm], cell_seconds(ARMS[c.arm], costs, sizes, pools, params.train.epochs,
-                                                    params.train.eval_every, params.loop.warm_start_epochs))
-                         for c in params.cells() if c.solver == solver.name and c.split == spec.name]
+                                                    params.train.eval_every, params.loop.warm_start_epochs,
+                                                    params.round_zero_source(c) is not None or c in ahead))
+                         for c in here]
                 per_cell += cells
                 by_arm = ", ".join(f"{arm.name} {seconds / 3600:.2f} h" for arm, seconds in cells[:len(params.arms)])
                 lines.append(f"{solver.name} on {spec.name}: {sizes.train} train / {sizes.valid} valid / {sizes.test} "
                              f"test problems; measured {costs.train_s * 1000:.1f} ms a problem-epoch of training, "
                              f"{costs.predict_s * 1000:.1f} ms a problem of beam-{params.train.beam_size} prediction "
-                             f"({threads} torch threads); pools by round {pools}; a cell: {by_arm}")
+                             f"({threads} torch threads); pools by round {pools}; a cell: {by_arm}"
+                             + (f" (round 0 left out where a seed's arms share it: {round_zero / 3600:.2f} h, "
+                                "trained once)" if any(params.round_zero_source(c) for c in here) else ""))
     finally:
         torch.set_num_threads(previous)
-    total = sum(seconds for _, seconds in per_cell)
-    wall = study_wall_seconds(per_cell, params.workers)
+    total = sum(seconds for _, seconds in per_cell) + sum(first)
+    wall = study_wall_seconds(per_cell, params.workers, first)
     lines.append(f"estimated: {total / 3600:.2f} h of cell time, {wall / 3600:.2f} h wall with {params.workers} "
                  f"worker(s) x {threads} torch thread(s) (pools are an upper bound; candidate scoring adds a few "
                  f"percent)")

@@ -42,6 +42,8 @@ class StudyParams(Strict):
     dask_address: Optional[str] = Field(None, description="an existing Dask scheduler (tcp://HOST:PORT) instead")
     torch_threads: Optional[int] = Field(None, ge=1, description="torch threads of each cell (default: cores / "
                                          "workers); the same value gives the same numbers, sequential or parallel")
+    share_round_zero: bool = Field(True, description="the arms of a seed adopt the round 0 its first arm trained "
+                                   "(every parameter round 0 depends on is equal) instead of training it again")
 
     @model_validator(mode="before")
     @classmethod
@@ -71,9 +73,24 @@ class StudyParams(Strict):
     def tracking(self) -> str:
         return LoopParams(out_dir=self.directory(), tracking_uri=self.tracking_uri).tracking()
 
+    def round_zero_source(self, cell: Cell) -> Cell | None:
+        """The cell whose round 0 ``cell`` adopts: the first cell of its solver, split and seed in grid order
+        among the arms without a budget (the control trains its own epochs), when it is not ``cell``."""
+        if not self.share_round_zero or ARMS[cell.arm].budget is not None:
+            return None
+        first = next(c for c in self.cells() if (c.solver, c.split, c.seed) == (cell.solver, cell.split, cell.seed)
+                     and ARMS[c.arm].budget is None)
+        return None if first == cell else first
+
     def loop_params(self, cell: Cell, epochs: int | None = None, parent_run_id: str | None = None) -> LoopParams:
         """The loop run of one cell: the study's settings changed by the arm's record, the cell's seed;
-        ``epochs``, the budget of an arm whose training matches another arm's updates."""
+        ``epochs``, the budget of an arm whose training matches another arm's updates; ``round0_from``, the
+        run directory of its :meth:`round_zero_source`."""
+        source = self.round_zero_source(cell)
+        try:
+            round0_from = self.loop_params(source).run_dir() if source is not None else None
+        except ValueError:  # the source's own parameters do not validate: it fails alone, this cell trains round 0
+            round0_from = None
         split = next(s for s in self.splits if s.name == cell.split)
         solver = next(s for s in self.solvers if s.name == cell.solver)
         arm = ARMS[cell.arm]
@@ -91,4 +108,4 @@ class StudyParams(Strict):
             "train": train, "augment": augment, "loop": loop, "iid_holdout_fraction": self.iid_holdout_fraction,
             "seed": cell.seed, "out_dir": self.directory() / "cells" / cell.key,
             "experiment": f"compaug-study-{self.name}", "tracking_uri": self.tracking(),
-            "mlflow_parent_run_id": parent_run_id})
+            "mlflow_parent_run_id": parent_run_id, "round0_from": round0_from})

@@ -278,6 +278,17 @@ class LoopTracker:
             self.client.set_tag(child, "compaug.precision", record.precision)
         self.client.log_dict(child, {"kept_sample": kept_sample or []}, "kept_sample.json")
 
+    def log_adopted_round(self, record: RoundRecord, epochs: Sequence[EpochStats], source: str) -> None:
+        """A round this run adopted from another run directory (a study's shared round 0,
+        tasks/loop/round_zero.py) logged as if trained here: its child with its epochs and numbers, tagged
+        ``compaug.adopted_from`` with the source."""
+        child = self.start_round(record.round, None)
+        self.client.set_tag(child, "compaug.adopted_from", source)
+        for stats in epochs:
+            self.log_epoch(record.round, stats)
+        self.log_round(record, None)
+        self.end_round(record.round)
+
     def _log_params_once(self, run_id: str, params: Mapping[str, str]) -> None:
         """Parameters are write-once in MLflow: a retried round logs the ones it has not, and a value
         that differs from its first try goes to the tag ``compaug.retry.<key>`` instead."""

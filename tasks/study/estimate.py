@@ -52,9 +52,9 @@ def training_seconds(costs: Costs, sizes: Sizes, pool: int, epochs: int, eval_ev
 
 
 def cell_seconds(arm: Arm, costs: Costs, sizes: Sizes, pools: Sequence[int], epochs: int, eval_every: int,
-                 warm_start_epochs: int | None = None) -> float:
+                 warm_start_epochs: int | None = None, adopts_round_zero: bool = False) -> float:
     """One cell of ``arm``; ``pools`` are the loop's by round (:func:`pools_by_round`), ``warm_start_epochs``
-    the study's."""
+    the study's; a cell that adopts its seed's round 0 (flows/study_params.py) does not train it."""
     epochs = arm.train.get("epochs", epochs)
     if arm.budget is not None:  # the budget arm's final-round updates on the original pool
         budget = max(epochs, math.ceil(epochs * pools[-1] / pools[0]))
@@ -64,8 +64,8 @@ def cell_seconds(arm: Arm, costs: Costs, sizes: Sizes, pools: Sequence[int], epo
     later = (warm_start_epochs or epochs) if arm.loop.get("warm_start") else epochs
     if arm.loop.get("augment_rounds") is False:  # nothing is added: every round trains on the original pool
         pools = [pools[0]] * len(pools)
-    return training_seconds(costs, sizes, pools[0], epochs, eval_every) + sum(
-        training_seconds(costs, sizes, pool, later, eval_every) for pool in pools[1:])
+    first = 0.0 if adopts_round_zero else training_seconds(costs, sizes, pools[0], epochs, eval_every)
+    return first + sum(training_seconds(costs, sizes, pool, later, eval_every) for pool in pools[1:])
 
 
 def makespan(durations: Sequence[float], workers: int) -> float:
@@ -77,8 +77,10 @@ def makespan(durations: Sequence[float], workers: int) -> float:
     return max(free)
 
 
-def study_wall_seconds(cells: Sequence[tuple[Arm, float]], workers: int) -> float:
-    """(arm, seconds) per cell -> wall time: the wave of arms without a budget, then those with one."""
+def study_wall_seconds(cells: Sequence[tuple[Arm, float]], workers: int, round_zero_first: Sequence[float] = ()) -> float:
+    """(arm, seconds) per cell -> wall time on ``workers`` (Dask's waves): the round 0 the arms of each
+    seed share (``round_zero_first``, their seconds, which ``cells`` leave out), then the arms without a
+    budget, then those with one."""
     first = [s for arm, s in cells if arm.budget is None]
     later = [s for arm, s in cells if arm.budget is not None]
-    return makespan(first, workers) + makespan(later, workers)
+    return makespan(round_zero_first, workers) + makespan(first, workers) + makespan(later, workers)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from mwp.durable import write_json_durable, write_text_durable
+from tasks.loop.round_zero import adopted_from
 from tasks.study.arm_report import arm_sections
 from tasks.study.arms import ARMS, PER_ROUND, RETENTION, TABLE1, TABLE5, WARM_START, in_table
 from tasks.study.cells import CellResult, compound_coverage, kept_diversity, kept_sample, main_set
@@ -61,8 +62,10 @@ def cells_table(study: Study, tracking_uri: str) -> list[str]:
             continue
         final = r.final
         accs = ", ".join(f"{m.answer_acc:.3f} ({n})" for n, m in final.tests.items())
-        train_s = sum(rec.train_seconds for rec in r.records)
-        lines.append(f"| {r.cell.key} | done | {final.round} | {accs} | {final.pool_size} | {train_s:.0f} | "
+        adopted = r.run_dir is not None and adopted_from(r.run_dir, 0) is not None
+        train_s = sum(rec.train_seconds for rec in r.records[1 if adopted else 0:])
+        shown = f"{train_s:.0f}" + (" (round 0 adopted)" if adopted else "")
+        lines.append(f"| {r.cell.key} | done | {final.round} | {accs} | {final.pool_size} | {shown} | "
                      f"`{r.mlflow_run_id}` at {tracking_uri} |")
     return lines
 

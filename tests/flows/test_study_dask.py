@@ -1,9 +1,11 @@
 """Study cells on a real 2-worker Dask LocalCluster through Prefect's DaskTaskRunner give the same numbers
-as the sequential run for the same seeds on CPU (one torch thread per cell in both)."""
+as the sequential run for the same seeds on CPU (one torch thread per cell in both), the round 0 each seed's
+arms share included (trained first, alone, then adopted)."""
 import dataclasses
 
 from flows.study import StudyParams, study_flow
 from tasks.loop import rundir
+from tasks.loop.round_zero import adopted_from
 
 
 def _params(out, **extra):
@@ -11,7 +13,7 @@ def _params(out, **extra):
         "name": "parallel", "splits": [{"name": "iid", "data": {"format": "builtin", "builtin_size": 80}}],
         "solvers": [{"name": "gts", "model": {"embedding_size": 16, "hidden_size": 16, "min_count": 1}}],
         "train": {"epochs": 2, "batch_size": 32, "beam_size": 2}, "augment": {"per_round_cap": 200},
-        "arms": ["control", "loop"], "seeds": [0, 1], "rounds": 1, "out_dir": str(out), "torch_threads": 1, **extra})
+        "arms": ["control", "loop", "least-confident"], "seeds": [0, 1], "rounds": 1, "out_dir": str(out), "torch_threads": 1, **extra})
 
 
 def _records(params):
@@ -30,5 +32,10 @@ def test_a_two_worker_dask_study_gives_the_sequential_numbers(prefect_harness, t
     first, second = study_flow(sequential), study_flow(parallel)
     assert first["failed"] == [] and second["failed"] == []
     a, b = _records(sequential), _records(parallel)
-    assert len(a) == 2 * 1 + 2 * 2  # controls: round 0; loops: rounds 0 and 1
+    assert len(a) == 2 * 1 + 2 * 2 * 2  # controls: round 0; loop and least-confident: rounds 0 and 1
     assert a == b  # every count, confidence, accuracy and pool size
+    for params in (sequential, parallel):
+        for seed in (0, 1):
+            loop, least = (next((params.directory() / "cells" / f"gts-iid-{arm}-s{seed}").iterdir())
+                           for arm in ("loop", "least-confident"))
+            assert adopted_from(least, 0) == str(loop.resolve()) and adopted_from(loop, 0) is None

@@ -26,6 +26,9 @@ def test_a_loop_cell_trains_every_round_and_a_control_the_final_updates_on_the_o
         one(1000, 10) + 2 * one(1000, 3))
     # the control: 10 x 1600 / 1000 = 16 epochs on the original 1000 problems, as many updates as round T
     assert cell_seconds(ARMS["control"], costs, sizes, pools, 10, 2) == pytest.approx(one(1000, 16))
+    # an arm adopting its seed's shared round 0 trains rounds 1..T only
+    assert cell_seconds(ARMS["least-confident"], costs, sizes, pools, 10, 2, adopts_round_zero=True) == pytest.approx(
+        one(1300, 10) + one(1600, 10))
 
 
 def test_cells_spread_over_workers_in_two_waves_in_grid_order():
@@ -38,6 +41,8 @@ def test_cells_spread_over_workers_in_two_waves_in_grid_order():
     # loop-like cells first (4 + 4 on one worker, 4 on the other), then the controls (1 and 1 side by side)
     assert study_wall_seconds(cells, 2) == 9.0
     assert study_wall_seconds(cells, 1) == 14.0
+    # the shared rounds 0 of three seeds go first, 2 + 1 on two workers
+    assert study_wall_seconds(cells, 2, round_zero_first=[1.0, 1.0, 1.0]) == 11.0
 
 
 def test_the_dry_run_measures_each_solver_on_each_split_and_sums_every_cell(tmp_path):

@@ -48,7 +48,8 @@ def study_params(args: argparse.Namespace):
 
 
 def run_study(args: argparse.Namespace) -> int:
-    from flows.study import estimate, report_finished_cells, study_flow
+    from flows.study import report_finished_cells, study_flow
+    from tasks.study.estimate import dry_run
 
     params = study_params(args)
     if not args.report_only:
@@ -58,7 +59,7 @@ def run_study(args: argparse.Namespace) -> int:
 
         check_scheduler(params.dask_address)  # before any training: one clear line when it is not there
     if args.dry_run:
-        print("\n".join(estimate(params)))
+        print("\n".join(dry_run(params)))
         return 0
     if args.report_only:
         summary = report_finished_cells(params)

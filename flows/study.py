@@ -11,9 +11,6 @@ the study's MLflow run.
 from __future__ import annotations
 
 import json
-import os
-import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +56,6 @@ def run_cell(loop_params: LoopParams, torch_threads: int) -> dict[str, Any]:
     torch.set_num_threads(torch_threads)
     out = augment_loop(loop_params)
     return {"run_dir": str(out["run_dir"]), "mlflow_run_id": out["mlflow_run_id"], "rounds": loop_params.loop.rounds}
-
-
-def _threads(params: StudyParams) -> int:
-    return params.torch_threads or max(1, (os.cpu_count() or 1) // params.workers)
 
 
 def _cell_params(params: StudyParams, cell: Cell, results: dict, parent: str) -> LoopParams:
@@ -154,7 +147,7 @@ def _run_here(params: StudyParams, parent: str, logger) -> dict:
             results[cell] = done
             continue
         try:
-            outcome = run_cell(_cell_params(params, cell, results, parent), _threads(params))
+            outcome = run_cell(_cell_params(params, cell, results, parent), params.cell_threads())
         except Exception as err:
             outcome = err
         _collect(cell, outcome, results, logger)
@@ -169,7 +162,7 @@ def _submit(params: StudyParams, cells: list[Cell], results: dict, parent: str, 
             results[cell] = done
             continue
         try:
-            submitted.append((cell, run_cell.submit(_cell_params(params, cell, results, parent), _threads(params))))
+            submitted.append((cell, run_cell.submit(_cell_params(params, cell, results, parent), params.cell_threads())))
         except Exception as err:
             submitted.append((cell, err))
     return submitted
@@ -192,7 +185,7 @@ def _round_zero_first(params: StudyParams, cells: list[Cell], parent: str, logge
             continue
         only_round_zero = loop_params.model_copy(update={"loop": loop_params.loop.model_copy(update={"rounds": 0})})
         logger.info("round 0 of %s first: the other arms of its seed adopt it", cell.key)
-        pending.append((cell, run_cell.submit(only_round_zero, _threads(params))))
+        pending.append((cell, run_cell.submit(only_round_zero, params.cell_threads())))
     for cell, future in pending:
         try:
             future.result()
@@ -359,73 +352,3 @@ def _divergences(params: StudyParams) -> dict[str, float]:
             if isinstance(stats.get("compound_divergence"), (int, float)):
                 out[spec.name] = float(stats["compound_divergence"])
     return out
-
-
-def estimate(params: StudyParams) -> list[str]:
-    """The grid and an estimated wall time, from the measured costs of each solver on each split's data
-    with the torch threads a cell will have (tasks/study/estimate.py)."""
-    import torch
-
-    from solvers.registry import build_solver
-    from tasks.loop.datasets import load_split_file, split_problems
-    from tasks.study.estimate import Costs, Sizes, cell_seconds, pools_by_round, study_wall_seconds, training_seconds
-
-    cores = os.cpu_count() or 1
-    threads = _threads(params)
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    lines = [f"{len(params.cells())} cells: " + ", ".join(c.key for c in params.cells())]
-    per_cell: list[tuple[str, float]] = []
-    first: list[float] = []  # the shared rounds 0, trained before the other cells (with several workers)
-    try:
-        for spec in params.splits:  # each split's data is read once, for every solver
-            loop = params.loop_params(next(c for c in params.cells() if c.split == spec.name))
-            _, problems = spec.data.spec().load()
-            split = load_split_file(loop.split_file) if loop.split_file else None
-            train, valid, tests = split_problems(problems, 0, loop.test_fraction, loop.valid_fraction, split,
-                                                 loop.iid_holdout_fraction)
-            sizes = Sizes(len(train), len(valid), sum(len(t) for t in tests.values()))
-            for solver in params.solvers:
-                model = build_solver(solver.name, config=solver.config(), device=solver.device)
-                sample = train[:256]
-                two = replace(params.train.config(0, solver.device, progress=False), epochs=2)
-                result = model.fit(sample, [], two)  # the second epoch: start-up not counted
-                shown = valid[:64] or sample[:64]
-                start = time.perf_counter()
-                model.predict(shown, beam_size=params.train.beam_size)
-                costs = Costs(result.epochs[-1].seconds / len(sample), (time.perf_counter() - start) / len(shown))
-                pools = pools_by_round(len(train), params.loop.rounds, params.loop.keep_fraction,
-                                       params.augment.per_round_cap)
-                here = [c for c in params.cells() if c.solver == solver.name and c.split == spec.name]
-                # with several workers each seed's shared round 0 is trained first, alone (run_cells_on_dask)
-                ahead = {params.round_zero_source(c) for c in here} - {None} \
-                    if params.workers > 1 or params.dask_address else set()
-                round_zero = training_seconds(costs, sizes, pools[0], params.train.epochs, params.train.eval_every)
-                first += [round_zero] * len(ahead)
-                cells = [(ARMS[c.arm], cell_seconds(ARMS[c.arm], costs, sizes, pools, params.train.epochs,
-                                                    params.train.eval_every, params.loop.warm_start_epochs,
-                                                    params.round_zero_source(c) is not None or c in ahead))
-                         for c in here]
-                per_cell += cells
-                by_arm = ", ".join(f"{arm.name} {seconds / 3600:.2f} h" for arm, seconds in cells[:len(params.arms)])
-                lines.append(f"{solver.name} on {spec.name}: {sizes.train} train / {sizes.valid} valid / {sizes.test} "
-                             f"test problems; measured {costs.train_s * 1000:.1f} ms a problem-epoch of training, "
-                             f"{costs.predict_s * 1000:.1f} ms a problem of beam-{params.train.beam_size} prediction "
-                             f"({threads} torch threads); pools by round {pools}; a cell: {by_arm}"
-                             + (f" (round 0 left out where a seed's arms share it: {round_zero / 3600:.2f} h, "
-                                "trained once)" if any(params.round_zero_source(c) for c in here) else ""))
-    finally:
-        torch.set_num_threads(previous)
-    total = sum(seconds for _, seconds in per_cell) + sum(first)
-    wall = study_wall_seconds(per_cell, params.workers, first)
-    lines.append(f"estimated: {total / 3600:.2f} h of cell time, {wall / 3600:.2f} h wall with {params.workers} "
-                 f"worker(s) x {threads} torch thread(s) (pools are an upper bound; candidate scoring adds a few "
-                 f"percent)")
-    if params.workers * threads > cores:
-        lines.append(f"note: {params.workers} workers x {threads} threads exceed the {cores} cores: cells will run "
-                     "slower than measured")
-    if load > 0.5 * cores:
-        lines.append(f"note: the load average was {load:.1f} on {cores} cores while measuring: other jobs share the "
-                     "CPU, so the estimate is too high")
-    return lines

@@ -4,6 +4,7 @@ again. Free of Prefect and MLflow, like flows/params.py: the command line reads 
 options."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -72,6 +73,10 @@ class StudyParams(Strict):
 
     def tracking(self) -> str:
         return LoopParams(out_dir=self.directory(), tracking_uri=self.tracking_uri).tracking()
+
+    def cell_threads(self) -> int:
+        """Torch threads of each cell: ``torch_threads``, else the cores shared by the workers."""
+        return self.torch_threads or max(1, (os.cpu_count() or 1) // self.workers)
 
     def round_zero_source(self, cell: Cell) -> Cell | None:
         """The cell whose round 0 ``cell`` adopts: the first cell of its solver, split and seed in grid order

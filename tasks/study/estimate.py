@@ -16,10 +16,12 @@ Measured while other jobs share the CPU, the costs are too high; the dry run pri
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import os
+import time
+from dataclasses import dataclass, replace
 from typing import Sequence
 
-from tasks.study.arms import Arm
+from tasks.study.arms import ARMS, Arm
 
 
 @dataclass(frozen=True)
@@ -84,3 +86,79 @@ def study_wall_seconds(cells: Sequence[tuple[Arm, float]], workers: int, round_z
     first = [s for arm, s in cells if arm.budget is None]
     later = [s for arm, s in cells if arm.budget is not None]
     return makespan(round_zero_first, workers) + makespan(first, workers) + makespan(later, workers)
+
+
+def measure_costs(solver, train: Sequence, valid: Sequence, train_settings) -> Costs:
+    """A training pass per problem and epoch (the second of two epochs on 256 problems, so start-up is not
+    counted) and a beam-search prediction per problem, of ``solver`` (a study's SolverSettings) on a split's
+    sets, with the torch threads set now."""
+    from solvers.registry import build_solver
+
+    model = build_solver(solver.name, config=solver.config(), device=solver.device)
+    sample = train[:256]
+    two = replace(train_settings.config(0, solver.device, progress=False), epochs=2)
+    result = model.fit(sample, [], two)
+    shown = valid[:64] or sample[:64]
+    start = time.perf_counter()
+    model.predict(shown, beam_size=train_settings.beam_size)
+    return Costs(result.epochs[-1].seconds / len(sample), (time.perf_counter() - start) / len(shown))
+
+
+def dry_run(params) -> list[str]:
+    """The grid and an estimated wall time of a study (``flows.study_params.StudyParams``), from the measured
+    costs of each solver on each split's data with the torch threads a cell will have."""
+    import torch
+
+    from tasks.loop.datasets import load_split_file, split_problems
+
+    cores, threads, previous = os.cpu_count() or 1, params.cell_threads(), torch.get_num_threads()
+    torch.set_num_threads(threads)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    lines = [f"{len(params.cells())} cells: " + ", ".join(c.key for c in params.cells())]
+    per_cell: list[tuple[Arm, float]] = []
+    first: list[float] = []  # the shared rounds 0, trained before the other cells (with several workers)
+    try:
+        for spec in params.splits:  # each split's data is read once, for every solver
+            loop = params.loop_params(next(c for c in params.cells() if c.split == spec.name))
+            _, problems = spec.data.spec().load()
+            split = load_split_file(loop.split_file) if loop.split_file else None
+            train, valid, tests = split_problems(problems, 0, loop.test_fraction, loop.valid_fraction, split,
+                                                 loop.iid_holdout_fraction)
+            sizes = Sizes(len(train), len(valid), sum(len(t) for t in tests.values()))
+            for solver in params.solvers:
+                costs = measure_costs(solver, train, valid, params.train)
+                pools = pools_by_round(len(train), params.loop.rounds, params.loop.keep_fraction,
+                                       params.augment.per_round_cap)
+                here = [c for c in params.cells() if c.solver == solver.name and c.split == spec.name]
+                # with several workers each seed's shared round 0 is trained first, alone (flows/study.py)
+                ahead = {params.round_zero_source(c) for c in here} - {None} \
+                    if params.workers > 1 or params.dask_address else set()
+                round_zero = training_seconds(costs, sizes, pools[0], params.train.epochs, params.train.eval_every)
+                first += [round_zero] * len(ahead)
+                cells = [(ARMS[c.arm], cell_seconds(ARMS[c.arm], costs, sizes, pools, params.train.epochs,
+                                                    params.train.eval_every, params.loop.warm_start_epochs,
+                                                    params.round_zero_source(c) is not None or c in ahead))
+                         for c in here]
+                per_cell += cells
+                by_arm = ", ".join(f"{arm.name} {seconds / 3600:.2f} h" for arm, seconds in cells[:len(params.arms)])
+                shared = any(params.round_zero_source(c) for c in here)
+                lines.append(f"{solver.name} on {spec.name}: {sizes.train} train / {sizes.valid} valid / {sizes.test} "
+                             f"test problems; measured {costs.train_s * 1000:.1f} ms a problem-epoch of training, "
+                             f"{costs.predict_s * 1000:.1f} ms a problem of beam-{params.train.beam_size} prediction "
+                             f"({threads} torch threads); pools by round {pools}; a cell: {by_arm}"
+                             + (f" (round 0 left out where a seed's arms share it: {round_zero / 3600:.2f} h, "
+                                "trained once)" if shared else ""))
+    finally:
+        torch.set_num_threads(previous)
+    total = sum(seconds for _, seconds in per_cell) + sum(first)
+    wall = study_wall_seconds(per_cell, params.workers, first)
+    lines.append(f"estimated: {total / 3600:.2f} h of cell time, {wall / 3600:.2f} h wall with {params.workers} "
+                 f"worker(s) x {threads} torch thread(s) (pools are an upper bound; candidate scoring adds a few "
+                 f"percent)")
+    if params.workers * threads > cores:
+        lines.append(f"note: {params.workers} workers x {threads} threads exceed the {cores} cores: cells will run "
+                     "slower than measured")
+    if load > 0.5 * cores:
+        lines.append(f"note: the load average was {load:.1f} on {cores} cores while measuring: other jobs share the "
+                     "CPU, so the estimate is too high")
+    return lines

@@ -46,7 +46,8 @@ def test_cells_spread_over_workers_in_two_waves_in_grid_order():
 
 
 def test_the_dry_run_measures_each_solver_on_each_split_and_sums_every_cell(tmp_path):
-    from flows.study import StudyParams, estimate
+    from flows.study_params import StudyParams
+    from tasks.study.estimate import dry_run
 
     params = StudyParams.model_validate({
         "name": "tiny",
@@ -57,7 +58,7 @@ def test_the_dry_run_measures_each_solver_on_each_split_and_sums_every_cell(tmp_
         "train": {"epochs": 3, "batch_size": 16, "beam_size": 2},
         "arms": ["control", "loop"], "seeds": [0, 1], "rounds": 2, "workers": 2, "torch_threads": 1,
         "out_dir": str(tmp_path)})
-    lines = estimate(params)
+    lines = dry_run(params)
     assert lines[0].startswith("16 cells: ")
     measured = lines[1:5]  # one line per (split, solver), each with its own sizes and a cost per arm
     assert [line.split(":")[0] for line in measured] == ["gts on iid", "lstm on iid", "gts on other", "lstm on other"]

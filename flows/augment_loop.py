@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from prefect import flow
 from prefect.artifacts import create_table_artifact
@@ -156,8 +156,10 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
 
 
 @flow(name="augment-loop", log_prints=True, on_crashed=[remember_crash])
-def augment_loop(params: LoopParams = LoopParams()) -> dict[str, Any]:
-    """Iterative data augmentation with a solver-confidence data ranker (paper 003, Algorithm 1)."""
+def augment_loop(params: LoopParams = LoopParams(), through_round: Optional[int] = None) -> dict[str, Any]:
+    """Iterative data augmentation with a solver-confidence data ranker (paper 003, Algorithm 1).
+    ``through_round``: stop after that round (a study trains the round 0 its arms share first); the run,
+    tracked with its own T, continues when started again without it."""
     logger = get_run_logger()
     run_dir = params.run_dir()
     # An existing scheduler is checked here, before any training; a local cluster starts at the first scoring.
@@ -174,13 +176,14 @@ def augment_loop(params: LoopParams = LoopParams()) -> dict[str, Any]:
         scoring.close()
         raise
     try:
-        return _run_locked(params, run_dir, logger, scoring)
+        return _run_locked(params, run_dir, logger, scoring, through_round)
     finally:
         scoring.close()
         held.close()  # released even when a failure's traceback keeps this frame alive
 
 
-def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorkers) -> dict[str, Any]:
+def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorkers,
+                through_round: int | None = None) -> dict[str, Any]:
     configs = params.configs(progress=sys.stderr.isatty())
     rundir.write_json_atomic(run_dir / "params.json", params.model_dump(mode="json"))
     tracker = LoopTracker.open(params.tracking(), params.experiment_name(), run_dir, params.flat_dump(),
@@ -202,20 +205,23 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
             source = adopted_from(run_dir, r)
             if source is not None and str(r) not in tracker.state["children"]:
                 tracker.log_adopted_round(rundir.read_record(run_dir, r), _epochs(run_dir, r), source)
-        wanted = range(configs.loop.rounds + 1)
+        last = configs.loop.rounds if through_round is None else min(through_round, configs.loop.rounds)
+        wanted = range(last + 1)
         epochs = [configs.loop.round_epochs(r, configs.train.epochs) for r in wanted]
         with LoopProgress(len(wanted), len(done.intersection(wanted)), epochs) \
                 as progress:
             records = [rundir.read_record(run_dir, r) if r in done
                        else run_round(r, params, configs, run_dir, sets, gap, tracker, scoring, progress)
                        for r in wanted]
-        control = _equal_update_control(configs, run_dir, sets, records, logger) if configs.loop.runs_control() \
-            else None
+        complete = last == configs.loop.rounds  # else the run stops early and continues later
+        control = _equal_update_control(configs, run_dir, sets, records, logger) \
+            if complete and configs.loop.runs_control() else None
         if control is not None:
             tracker.log_control(control, records[-1].round)
         tracker.log_plot(records)
-        final_checkpoint = rundir.round_dir(run_dir, configs.loop.rounds) / "checkpoint"
-        tracker.log_final(final_checkpoint, records)
+        final_checkpoint = rundir.round_dir(run_dir, last) / "checkpoint"
+        if complete:
+            tracker.log_final(final_checkpoint, records)
         test_sets = sorted(sets.tests)
         create_table_artifact(
             table=[{k: _rounded(v) for k, v in table_row(r, test_sets, configs.augment.operators,

@@ -46,15 +46,15 @@ def _study_run(params: StudyParams) -> str:
 
 
 @task(name="run_cell", cache_policy=NO_CACHE)
-def run_cell(loop_params: LoopParams, torch_threads: int) -> dict[str, Any]:
+def run_cell(loop_params: LoopParams, torch_threads: int, through_round: int | None = None) -> dict[str, Any]:
     """One cell: a loop run (a subflow) with a fixed number of torch threads, in whichever process the
-    task runner puts it (this one, or a Dask worker)."""
+    task runner puts it (this one, or a Dask worker); ``through_round``: only that far, for now."""
     import torch
 
     from flows.augment_loop import augment_loop
 
     torch.set_num_threads(torch_threads)
-    out = augment_loop(loop_params)
+    out = augment_loop(loop_params, through_round)
     return {"run_dir": str(out["run_dir"]), "mlflow_run_id": out["mlflow_run_id"], "rounds": loop_params.loop.rounds}
 
 
@@ -170,7 +170,7 @@ def _submit(params: StudyParams, cells: list[Cell], results: dict, parent: str, 
 
 def _round_zero_first(params: StudyParams, cells: list[Cell], parent: str, logger) -> None:
     """The round 0 of each cell the others of its seed adopt (StudyParams.round_zero_source), trained first
-    and alone (the cell's run with T = 0, continued later in its own directory), so that every arm of the
+    and alone (the cell's own run, stopped after round 0 and continued later), so that every arm of the
     seed finds it finished when it starts."""
     from tasks.loop import rundir
 
@@ -183,9 +183,8 @@ def _round_zero_first(params: StudyParams, cells: list[Cell], parent: str, logge
             continue  # parameters that do not validate: the cell fails in its wave, naming the error
         if loop_params.run_dir().is_dir() and 0 in rundir.completed_rounds(loop_params.run_dir()):
             continue
-        only_round_zero = loop_params.model_copy(update={"loop": loop_params.loop.model_copy(update={"rounds": 0})})
         logger.info("round 0 of %s first: the other arms of its seed adopt it", cell.key)
-        pending.append((cell, run_cell.submit(only_round_zero, params.cell_threads())))
+        pending.append((cell, run_cell.submit(loop_params, params.cell_threads(), through_round=0)))
     for cell, future in pending:
         try:
             future.result()
@@ -197,7 +196,7 @@ def _round_zero_first(params: StudyParams, cells: list[Cell], parent: str, logge
 @flow(name="study-cells", on_crashed=[remember_crash])
 def run_cells_on_dask(params: StudyParams, parent: str) -> dict:
     """Every cell as a task on the flow's Dask task runner: the round 0 the arms of each seed share first
-    (one cell of each seed, with T = 0); then the arms without a budget, all at once; then those with one
+    (one cell of each seed, stopped after round 0); then the arms without a budget, all at once; then those with one
     (the controls), whose budget is read from the finished cells of its arm."""
     logger = get_run_logger()
     results: dict = {}

@@ -2,6 +2,7 @@
 as the sequential run for the same seeds on CPU (one torch thread per cell in both), the round 0 each seed's
 arms share included (trained first, alone, then adopted)."""
 import dataclasses
+import json
 
 from flows.study import StudyParams, study_flow
 from tasks.loop import rundir
@@ -39,3 +40,11 @@ def test_a_two_worker_dask_study_gives_the_sequential_numbers(prefect_harness, t
             loop, least = (next((params.directory() / "cells" / f"gts-iid-{arm}-s{seed}").iterdir())
                            for arm in ("loop", "least-confident"))
             assert adopted_from(least, 0) == str(loop.resolve()) and adopted_from(loop, 0) is None
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=second["tracking_uri"])
+    for seed in (0, 1):  # stopped after round 0 and continued: one run, tracked with its own T throughout
+        loop = next((parallel.directory() / "cells" / f"gts-iid-loop-s{seed}").iterdir())
+        run = client.get_run(json.loads((loop / "mlflow.json").read_text())["parent_run_id"])
+        assert run.data.params["rounds"] == "1" and run.info.status == "FINISHED"
+        assert {m.step for m in client.get_metric_history(run.info.run_id, "pool/size")} == {0, 1}

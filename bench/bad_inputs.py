@@ -35,12 +35,13 @@ def _no_work() -> None:
     import flows.augment_loop
     import flows.split
     import flows.study
+    import tasks.study.estimate
 
     def refuse(*args, **kwargs):
         raise RuntimeError("WORK STARTED: a flow would run")
 
     for module, name in ((flows.augment_loop, "augment_loop"), (flows.split, "split_flow"), (flows.split, "sd_flow"),
-                         (flows.study, "study_flow"), (flows.study, "estimate")):
+                         (flows.study, "study_flow"), (tasks.study.estimate, "dry_run")):
         setattr(module, name, refuse)
 
 

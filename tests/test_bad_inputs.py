@@ -34,12 +34,13 @@ def no_work(monkeypatch):
     import flows.augment_loop
     import flows.split
     import flows.study
+    import tasks.study.estimate
 
     def refuse(*args, **kwargs):
         raise AssertionError("a bad-input case reached the work (a flow would run)")
 
     for module, name in ((flows.augment_loop, "augment_loop"), (flows.split, "split_flow"), (flows.split, "sd_flow"),
-                         (flows.study, "study_flow"), (flows.study, "estimate")):
+                         (flows.study, "study_flow"), (tasks.study.estimate, "dry_run")):
         monkeypatch.setattr(module, name, refuse)
 
 

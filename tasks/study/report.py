@@ -221,8 +221,11 @@ def write_report(results: Sequence[CellResult], directory: Path, header: Sequenc
                "control_validation_curve.png": control_curves(study)}
     if divergences:
         figures["fig6a_accuracy_vs_divergence.png"] = accuracy_vs_divergence(study, divergences)
+    import matplotlib.pyplot as plt
+
     for name, fig in figures.items():
         fig.savefig(directory / name, dpi=110)
+        plt.close(fig)  # pyplot keeps every figure until closed: a process writing many reports would grow
     lines = [*header, "", "## Cells", "", *cells_table(study, tracking_uri), "",
              "## Table 1: answer accuracy at the final round, with and without the loop", "", *table1(study), "",
              "## Table 5: arms against the control", "", *table5(study), ""]

@@ -103,3 +103,20 @@ def test_no_retention_table_without_the_loop_or_another_retention_arm(tmp_path):
 
     assert retention_table(_study({"loop": (10, [100])})) == []
     assert retention_table(_study({"per-origin": (10, [100]), "control": (9, [100])})) == []
+
+
+def test_the_report_writes_its_figures_and_leaves_none_open(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from tasks.study.report import write_report
+
+    cells = [_cell(arm, seed, 10 + seed, [1.0, 1.0]) for arm in ("loop", "control") for seed in (0, 1, 2)]
+    for cell in cells:  # run directories without rounds on disk: nothing kept to read
+        cell.run_dir = tmp_path / "runs" / cell.cell.key
+        cell.run_dir.mkdir(parents=True)
+    before = len(plt.get_fignums())
+    out = write_report(cells, tmp_path, ["# test"], "sqlite:///x.db")
+    assert len(plt.get_fignums()) == before
+    assert all(p.stat().st_size > 1000 for p in map(tmp_path.joinpath, ("fig6b_accuracy_by_round.png",
+                                                                        "control_validation_curve.png")))
+    assert (tmp_path / "report.md").exists() and out

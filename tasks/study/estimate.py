@@ -7,9 +7,10 @@ a round cost that). The rest is arithmetic over the cells, read from each arm's 
 (tasks/study/arms.py): the pool a loop round trains on grows by at most the kept share of the round's
 candidates (not at all in an arm that augments no round); an arm with a budget (the control) trains
 the loop's final-round updates on the original pool; a warm-starting arm trains rounds 1..T for its
-warm-start epochs; the cells run in two waves (the arms without a budget, then those with one, whose
-budget is read from finished cells), each wave's cells taken in grid order by whichever worker is
-free first.
+warm-start epochs; an arm adopting its seed's round 0 (flows/study_params.py) trains rounds 1..T only;
+the cells run in waves (with several workers the shared rounds 0 first; the arms without a budget; then
+those with one, whose budget is read from finished cells), each wave's cells taken in grid order by
+whichever worker is free first.
 
 Measured while other jobs share the CPU, the costs are too high; the dry run prints the load.
 """

@@ -17,7 +17,7 @@ def register(subparsers) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--params", type=Path, help="JSON file of StudyParams (splits, solvers, train, augment, ...)")
     add_section(p, StudyParams, TOP, only=("name", "arms", "seeds", "out_dir", "workers", "dask_address",
-                                           "torch_threads"), flags={"out_dir": ("--out",)},
+                                           "torch_threads", "share_round_zero"), flags={"out_dir": ("--out",)},
                 arms={"help": "arms, each a record of tasks/study/arms.py (default control loop)", "metavar": "ARM"})
     add_section(p.add_argument_group("loop (every arm; each arm's record changes some)"), LoopSettings, "loop",
                 flags={"keep_fraction": ("--keep", "--keep-fraction")})

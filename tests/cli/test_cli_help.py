@@ -109,3 +109,11 @@ def test_every_loop_setting_is_an_option_of_run_and_study_with_its_help_and_choi
             assert action.help.startswith(f.metadata["help"].split(" (")[0][:40]), (command, f.name)
         assert actions["loop__retention"].choices == tuple(POLICIES)
         assert "--keep" in actions["loop__keep_fraction"].option_strings
+
+
+def test_study_shares_round_zero_unless_told_not_to():
+    from cli.study import study_params
+
+    parser = build_parser()
+    assert study_params(parser.parse_args(["study"])).share_round_zero is True
+    assert study_params(parser.parse_args(["study", "--no-share-round-zero"])).share_round_zero is False

@@ -111,7 +111,7 @@ def _expected_params(params: StudyParams, cell: Cell, results: dict) -> LoopPara
 
 def _other_finished_runs(params: StudyParams, cell: Cell, expected: LoopParams | None) -> list[tuple[Path, list[str]]]:
     """The cell's finished runs under parameters other than ``expected`` (its own now), each with what differs."""
-    from tasks.study.cells import parameter_changes
+    from tasks.loop.rundir import parameter_changes
 
     cell_dir = params.directory() / "cells" / cell.key
     wanted = ARMS[cell.arm].loop.get("rounds", params.loop.rounds)

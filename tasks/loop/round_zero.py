@@ -46,18 +46,6 @@ def round_zero_key(document: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def differences(mine: dict[str, Any], theirs: dict[str, Any], prefix: str = "") -> list[str]:
-    """Dotted names of the round-0 parameters that differ between two keys."""
-    out = []
-    for key in sorted(set(mine) | set(theirs)):
-        a, b = mine.get(key), theirs.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            out += differences(a, b, f"{prefix}{key}.")
-        elif a != b:
-            out.append(f"{prefix}{key}")
-    return out
-
-
 def adopt_round_zero(run_dir: Path, source: Path, params: dict[str, Any],
                      source_params: dict[str, Any] | None) -> tuple[bool, str]:
     """Copy ``source``'s finished round 0 into ``run_dir`` when round 0 of ``params`` (this run's
@@ -72,9 +60,10 @@ def adopt_round_zero(run_dir: Path, source: Path, params: dict[str, Any],
         return False, f"{source} has no finished round 0"
     if source_params is None:
         return False, f"{source} has no params.json"
-    if _data_sha(run_dir) is None or _data_sha(run_dir) != _data_sha(source):
+    mine = _data_sha(run_dir)
+    if mine is None or mine != _data_sha(source):
         return False, f"{source} made its sets from other data (or this run has not made its own yet)"
-    differ = differences(round_zero_key(params), round_zero_key(source_params))
+    differ = rundir.parameter_changes(round_zero_key(source_params), round_zero_key(params))
     if differ:
         return False, f"{source} trained round 0 with other parameters ({', '.join(differ)})"
     record = rundir.read_record(source, 0)

@@ -204,3 +204,16 @@ def current_pool(train: Path, run_dir: Path, up_to_round: int) -> list[Problem]:
         kept = round_dir(run_dir, r) / "kept.jsonl"
         pool.extend(p for p, _ in read_scored(kept))
     return pool
+
+
+def parameter_changes(before: dict[str, Any], after: dict[str, Any], prefix: str = "") -> list[str]:
+    """Each setting that differs between two parameter documents, as ``section.key: old -> new`` (nested
+    sections walked; a key present on one side only shows as missing on the other)."""
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key, "(missing)"), after.get(key, "(missing)")
+        if isinstance(old, dict) and isinstance(new, dict):
+            changes += parameter_changes(old, new, f"{prefix}{key}.")
+        elif old != new:
+            changes.append(f"{prefix}{key}: {json.dumps(old)} -> {json.dumps(new)}")
+    return changes

@@ -108,16 +108,3 @@ def kept_diversity(result: CellResult) -> KeptDiversity:
     roots = {o for parents in origins(kept, known).values() for o in parents}
     distinct = {(p.expression, tuple(q.value for q in p.quantities)) for p in kept}
     return KeptDiversity(len(kept), len(distinct), len(roots))
-
-
-def parameter_changes(before: dict[str, Any], after: dict[str, Any], prefix: str = "") -> list[str]:
-    """Each setting that differs between two parameter documents, as ``section.key: old -> new`` (nested
-    sections walked; a key present on one side only shows as missing on the other)."""
-    changes = []
-    for key in sorted(set(before) | set(after)):
-        old, new = before.get(key, "(missing)"), after.get(key, "(missing)")
-        if isinstance(old, dict) and isinstance(new, dict):
-            changes += parameter_changes(old, new, f"{prefix}{key}.")
-        elif old != new:
-            changes.append(f"{prefix}{key}: {json.dumps(old)} -> {json.dumps(new)}")
-    return changes

@@ -31,6 +31,8 @@ def main(argv=None) -> int:
     ap.add_argument("--solvers", default="gts,convs2s,bert-gts")
     ap.add_argument("--seeds", default="0,1,2,3,4")
     ap.add_argument("--epochs", type=int, help="instead of the spec's")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (a CUDA run is test_cuda.py's draw)")
+    ap.add_argument("--precision", default="fp32", help="fp32 or auto (bf16/fp16 autocast on CUDA)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     specs = {s.name: s for s in SPECS + [GTS_TOY]}
@@ -39,12 +41,12 @@ def main(argv=None) -> int:
         epochs = args.epochs or spec.epochs
         for seed in (int(s) for s in args.seeds.split(",")):
             started = time.perf_counter()
-            solver = build_solver(spec.name, device="cpu", **spec.tiny)
+            solver = build_solver(spec.name, device=args.device, **spec.tiny)
             config = TrainConfig(epochs=epochs, batch_size=8, lr=spec.lr, lr_halving_epochs=100, eval_every=epochs,
-                                 beam_size=3, seed=seed, device="cpu", progress=False, precision="fp32")
+                                 beam_size=3, seed=seed, device=args.device, progress=False, precision=args.precision)
             losses = [e.train_loss for e in solver.fit(toy_problems(), toy_problems(), config).epochs]
             gold = sum(list(p.tokens) == g for p, g in zip(solver.predict(toy_problems(), beam_size=3), GOLD))
-            print(f"{name} {epochs} epochs seed {seed}: loss {losses[0]:.3f} -> {losses[-1]:.4f} "
+            print(f"{name} {args.device} {args.precision} {epochs} epochs seed {seed}: loss {losses[0]:.3f} -> {losses[-1]:.4f} "
                   f"(down {losses[0] / losses[-1]:.1f}x), gold {gold}/8, {time.perf_counter() - started:.0f} s", flush=True)
     return 0
 

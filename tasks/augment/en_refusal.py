@@ -45,6 +45,8 @@ def en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Seque
         return "op1_statement_is_what_is_left"  # "He has 32 dollars left over", "He now has 56": the host's own outcome
     if words & _TOTAL and _counted_elsewhere(host, u, c):
         return "op1_statement_sums_other_clauses"  # "He spent a total of 27 dollars" on the drink and bars named before
+    if _ties_its_amount_to_another_thing(host, u, c, narrative):
+        return "op1_statement_ties_its_amount_to_another_thing"  # "spends 30 dollars on markers" ... "each marker"
     later = {t.lower() for t in host.tokens[end:u.spans[-1][0]]}
     if {t.lower() for t in host.tokens[start:end]} & _TIME_WORDS and later & _TIME_WORDS:
         return "op1_later_clause_leans_on_the_statements_time"  # "had 45 dollars in January. By March he had spent"
@@ -93,6 +95,31 @@ def _takes_more_than_there_is(host: Problem, u: Units, c: int, value: Fraction) 
 
 
 _TOTAL = frozenset({"total", "altogether", "all", "together", "combined"})
+_TIED_BY = frozenset({"on", "for"})
+_DETERMINERS = frozenset("the a an his her their its my our your some each every this that these those".split())
+
+
+def _ties_its_amount_to_another_thing(host: Problem, u: Units, c: int, narrative: Sequence[str]) -> bool:
+    """Statement ``c`` ties its amount to a thing by "on"/"for" ("Adam spends 30 dollars on markers") that
+    another clause of the host names ("Adam buys 3 markers. How much does each marker cost?"), and the
+    donor's narrative never names it: the composition would no longer say what the amount was for ("Adam
+    buys 10 candles. Each candle costs 6 dollars. Adam buys 3 markers. How much does each marker cost?")."""
+    start, end = u.spans[c]
+    tokens = host.tokens
+    tied = set()
+    for i in range(start, end - 1):
+        if tokens[i].lower() not in _TIED_BY:
+            continue
+        j = i + 1
+        while j < end and tokens[j].lower() in _DETERMINERS:
+            j += 1
+        if j < end and tokens[j].isalpha():
+            tied.add(singular(tokens[j].lower()))
+    if not tied:
+        return False
+    elsewhere = {singular(t.lower()) for k, (a, b) in enumerate(u.spans) if k != c for t in tokens[a:b] if t.isalpha()}
+    told = {singular(t.lower()) for t in narrative if t.isalpha()}
+    return bool(tied & (elsewhere - told))
 
 
 def _counted_elsewhere(host: Problem, u: Units, c: int) -> bool:

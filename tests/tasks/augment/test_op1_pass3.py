@@ -159,3 +159,22 @@ def test_a_holder_the_pool_calls_female_whom_the_host_calls_he_is_refused():
     batch = geca_op1([host, donor, other], AugmentConfig(), seed=0, round_=1)
     assert not [c for c in batch.candidates if c.provenance.parents == ("h", "d")]
     assert batch.rejected["op1_holder_gender_differs"] == 1
+
+
+def test_a_statement_tying_its_amount_to_a_thing_the_host_asks_about_keeps_it():
+    # "on markers" ties the 30 dollars to the markers the question prices; a candle purchase in its place
+    # leaves the markers' cost unstated (the two wrong kept problems of the English op1 audit).
+    host = build_problem("h", "Adam spends 30 dollars on markers. Adam buys 3 markers. How much does each marker cost?",
+                         "x=30/3", 10, "toy")
+    donor = build_problem("d", "Ben buys 10 candles. Each candle costs 6 dollars. How much does Ben spend?", "x=10*6", 60,
+                          "toy")
+    batch, made = _op1(host, donor)
+    assert not made and batch.rejected["op1_statement_ties_its_amount_to_another_thing"] == 1
+    # A tie to nothing else of the host ("for his birthday") refuses nothing.
+    host = build_problem("h", "Adam had 30 dollars for his birthday. Adam spends 12 dollars. How much money does Adam "
+                         "have left?", "x=30-12", 18, "toy")
+    donor = build_problem("d", "Ben had 10 dollars. He earned 6 dollars. How much money does Ben have?", "x=10+6", 16,
+                          "toy")
+    batch, new = _one_kept(host, donor)
+    assert new.text == "Adam had 10 dollars. He earned 6 dollars. Adam spends 12 dollars. How much money does Adam have left?"
+    assert batch.rejected["op1_statement_ties_its_amount_to_another_thing"] == 0

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from solvers.fast_gru import BiGRU
+from solvers.fast_gru import BiGRU, packing
 
 
 def _pair(input_size: int, hidden: int, layers: int, dtype=torch.float64, seed: int = 0):
@@ -82,14 +82,15 @@ def test_autocast_low_precision_path_is_close_to_float32(dtype):
         assert 0 < rel < 0.03, rel  # differs (the products are bf16), by about bf16 rounding
 
 
-def test_the_library_path_cuda_takes_computes_the_same_function_and_gradients():
+@pytest.mark.parametrize("lengths", [[7, 3, 5, 1], [5, 3, 5, 1]], ids=["longest-is-T", "ties-and-shorter-than-T"])
+def test_the_library_path_cuda_takes_computes_the_same_function_and_gradients(lengths):
     """On CUDA the same parameters run through torch's GRU (cuDNN there); on CPU ``library=True``
     takes that path, so both are checked here against the hand-written recurrence in float64."""
     B, T, E, H = 4, 7, 5, 6
     ours, _ = _pair(E, H, layers=2)
     lib = BiGRU(E, H, 2, library=True).double()
     lib.load_state_dict(ours.state_dict())  # the same checkpoint either way
-    lengths = torch.tensor([7, 3, 5, 1])
+    lengths = torch.tensor(lengths)
     x = torch.randn(B, T, E, dtype=torch.float64, requires_grad=True)
     x_lib = x.detach().clone().requires_grad_(True)
     out, finals = ours(x, lengths)
@@ -102,3 +103,26 @@ def test_the_library_path_cuda_takes_computes_the_same_function_and_gradients():
     assert torch.allclose(x.grad, x_lib.grad, atol=1e-12)
     for name, p in ours.named_parameters():
         assert torch.allclose(p.grad, dict(lib.named_parameters())[name].grad, atol=1e-12), name
+
+
+def test_packing_gathers_what_torch_packs():
+    """``packing``'s rows, taken from the flattened batch, are torch's packed data and its batch sizes;
+    the inverse permutation puts the sorted order back."""
+    B, T = 6, 9
+    lengths = torch.tensor([4, 9, 1, 4, 7, 2])
+    x = torch.randn(B, T, 3)
+    rows, batch_sizes, unsorted = packing(lengths, T)
+    packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    assert torch.equal(batch_sizes, packed.batch_sizes)
+    data = x.reshape(B * T, 3).index_select(0, rows)
+    # torch's sort of equal lengths may order them otherwise: compare each step's rows as a set
+    start = 0
+    for size in batch_sizes.tolist():
+        mine = sorted(map(tuple, data[start:start + size].tolist()))
+        assert mine == sorted(map(tuple, packed.data[start:start + size].tolist()))
+        start += size
+    order = torch.sort(lengths, descending=True, stable=True).indices
+    assert torch.equal(order[unsorted], torch.arange(B))
+    for bad in ([0, 3], [3, 10], []):
+        with pytest.raises(ValueError, match="lengths must lie"):
+            packing(torch.tensor(bad, dtype=torch.long), T)

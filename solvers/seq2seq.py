@@ -12,6 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from solvers.base import check_config
+from solvers.fast_gru import pack_rows, unpack_rows
 from solvers.prefix_decoding import PrefixDecoderMixin, PrefixGrammar
 from solvers.torch_solver import TorchSolver
 from solvers.vocab import Encoding
@@ -71,10 +72,9 @@ class Seq2SeqModel(PrefixDecoderMixin, nn.Module):
         src_mask = torch.arange(src.shape[1], device=src.device)[None, :] < batch.lengths.to(src.device)[:, None]
         slots = slot_embeddings(batch.qty_positions, batch.qty_mask, src.shape[1], self.slot_embed)  # (B, S, E)
         x = self.drop(self.embed(src) + slots)  # (B, S, E)
-        lengths = batch.lengths.cpu()
-        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        packed, rows = pack_rows(x, batch.lengths)  # torch's pack and pad copy once per time step
         out, (h, c) = self.encoder(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])  # (B, S, 2H)
+        out = unpack_rows(out.data, rows, *src.shape)  # (B, S, 2H)
         H = self.config.hidden_size
         out = out[..., :H] + out[..., H:]  # (B, S, H) directions summed
         L = self.config.decoder_layers

@@ -7,7 +7,9 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from solvers.fast_gru import BiGRU, packing
+from baseline_toys import toy_problems
+from solvers.fast_gru import BiGRU, pack_rows, packing, unpack_rows
+from solvers.registry import build_solver
 
 
 def _pair(input_size: int, hidden: int, layers: int, dtype=torch.float64, seed: int = 0):
@@ -107,11 +109,11 @@ def test_the_library_path_cuda_takes_computes_the_same_function_and_gradients(le
 
 def test_packing_gathers_what_torch_packs():
     """``packing``'s rows, taken from the flattened batch, are torch's packed data and its batch sizes;
-    the inverse permutation puts the sorted order back."""
+    the inverse permutation puts the sorted order back; pack_rows and unpack_rows give back the batch."""
     B, T = 6, 9
     lengths = torch.tensor([4, 9, 1, 4, 7, 2])
     x = torch.randn(B, T, 3)
-    rows, batch_sizes, unsorted = packing(lengths, T)
+    rows, batch_sizes, order, unsorted = packing(lengths, T)
     packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
     assert torch.equal(batch_sizes, packed.batch_sizes)
     data = x.reshape(B * T, 3).index_select(0, rows)
@@ -121,8 +123,36 @@ def test_packing_gathers_what_torch_packs():
         mine = sorted(map(tuple, data[start:start + size].tolist()))
         assert mine == sorted(map(tuple, packed.data[start:start + size].tolist()))
         start += size
-    order = torch.sort(lengths, descending=True, stable=True).indices
+    assert torch.equal(lengths[order], torch.sort(lengths, descending=True).values)
     assert torch.equal(order[unsorted], torch.arange(B))
+    packed_rows, taken = pack_rows(x, lengths)
+    valid = (torch.arange(T)[None, :] < lengths[:, None])[..., None]
+    assert torch.equal(unpack_rows(packed_rows.data, taken, B, T), x * valid)
+    unpacked, _ = pad_packed_sequence(packed_rows, batch_first=True, total_length=T)  # torch reads ours
+    assert torch.equal(unpacked, x * valid)
     for bad in ([0, 3], [3, 10], []):
         with pytest.raises(ValueError, match="lengths must lie"):
             packing(torch.tensor(bad, dtype=torch.long), T)
+
+
+def test_the_lstm_encoder_reads_its_batch_as_torchs_packing_would():
+    """The LSTM baseline packs by index too: its encoder states and final states equal those of torch's
+    pack_padded_sequence and pad_packed_sequence around the same nn.LSTM (problems of unequal lengths)."""
+    problems = toy_problems()
+    solver = build_solver("lstm", embedding_size=8, hidden_size=12, encoder_layers=2, decoder_layers=1, dropout=0.0)
+    solver.encoding = solver.build_encoding(problems)
+    model = solver.build_model(solver.encoding).eval()
+    batch = solver.encoding.batch(problems)
+    assert len(set(batch.lengths.tolist())) > 1
+    captured = {}
+    handle = model.drop.register_forward_hook(lambda mod, args, result: captured.update(x=result))
+    out, mask, (h, c) = model.encode_text(batch)
+    handle.remove()
+    x = captured["x"]  # (B, S, E): the LSTM's input
+    theirs = pack_padded_sequence(x, batch.lengths, batch_first=True, enforce_sorted=False)
+    ref_out, (ref_h, ref_c) = model.encoder(theirs)
+    ref_out, _ = pad_packed_sequence(ref_out, batch_first=True, total_length=batch.tokens.shape[1])
+    H = 12
+    assert torch.allclose(out, ref_out[..., :H] + ref_out[..., H:], atol=1e-6)
+    assert torch.allclose(h, (ref_h[0::2] + ref_h[1::2])[-1:], atol=1e-6)
+    assert torch.allclose(c, (ref_c[0::2] + ref_c[1::2])[-1:], atol=1e-6)

@@ -46,6 +46,7 @@ def run_one(args, precision: str, seed: int, out: Path) -> None:
     cmd = [sys.executable, str(ROOT / "bench/solver_speed.py"), "--epochs", str(args.epochs), "--valid-fraction", "0",
            "--precision", precision, "--seed", str(seed), "--threads", str(args.threads), "--bs1-problems",
            str(args.bs1_problems), "--hidden", str(args.hidden), "--embedding", str(args.embedding),
+           "--batch-size", str(args.batch_size), "--lr", str(args.lr),
            *([] if args.no_resume else ["--resume-dir", str(Path(args.state_dir) / run_name(precision, seed))]),
            "--out", str(out), *(["--data", args.data] if args.data else [])]
     print(f"== {run_name(precision, seed)}: {' '.join(cmd[1:])}", flush=True)
@@ -144,6 +145,9 @@ def main(argv=None) -> int:
     ap.add_argument("--bs1-problems", type=int, default=20, help="passed on; only the inference timing uses it")
     ap.add_argument("--hidden", type=int, default=512, help="GTS hidden size (512: the paper's)")
     ap.add_argument("--embedding", type=int, default=128, help="GTS embedding size (128: the paper's)")
+    ap.add_argument("--batch-size", type=int, default=64, help="training batch (64: the paper's)")
+    ap.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (1e-3: the paper's at batch 64); "
+                    "a larger batch's setting is compared against batch 64 with --baseline-dir")
     ap.add_argument("--no-resume", action="store_true", help="no training state saved after each epoch (a run "
                                                              "that finishes in one sitting, as on a GPU)")
     ap.add_argument("--tiny", action="store_true", help="a check of the machinery in seconds: 2 epochs of a GTS "

@@ -152,6 +152,7 @@ def main(argv=None) -> int:
     ap.add_argument("--hidden", type=int, default=512, help="512 is the paper; 256 is the small CPU option")
     ap.add_argument("--embedding", type=int, default=128)
     ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=TrainConfig.lr, help="Adam learning rate (the paper's 1e-3 at batch 64)")
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
@@ -213,11 +214,12 @@ def main(argv=None) -> int:
     for other in others:  # timing only: the same start, the same batches, no validation
         torch.manual_seed(args.seed)
         timed = train_model(GTSModel(cfg, encoding), encoding, train, [], TrainConfig(
-            epochs=args.epochs, batch_size=args.batch_size, seed=args.seed, progress=False, precision=other), report)
+            epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed, progress=False, precision=other),
+            report)
         compared[other] = statistics.median(e.seconds for e in timed.epochs)
         print(f"precision {other} ({timed.precision}): {compared[other]:.1f} s per epoch (median of {args.epochs})",
               flush=True)
-    tcfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, beam_size=args.beam, seed=args.seed,
+    tcfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, beam_size=args.beam, seed=args.seed,
                        progress=False, eval_every=1 if args.epochs > 1 else 10**9, precision=precision,
                        resume_dir=args.resume_dir)
     result = train_model(model, encoding, train, valid if args.epochs > 1 else [], tcfg, report)
@@ -277,7 +279,7 @@ def main(argv=None) -> int:
           f"(other jobs share the CPU: times are upper bounds)", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps({
-            "config": cfg.__dict__, "epochs": len(result.epochs), "train": len(train), "valid": len(valid),
+            "config": cfg.__dict__, "batch_size": args.batch_size, "lr": args.lr, "epochs": len(result.epochs), "train": len(train), "valid": len(valid),
             "test": len(test), "epoch_seconds": epoch_s, "epoch_seconds_all": [e.seconds for e in result.epochs],
             "valid_answer_acc": [e.valid_answer_acc for e in result.epochs], "best_epoch": result.best_epoch,
             "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,

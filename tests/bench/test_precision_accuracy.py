@@ -18,11 +18,12 @@ def test_tiny_runs_write_per_problem_correctness_and_the_report_pairs_them(tmp_p
     small.write_text(json.dumps(json.loads(MAWPS.read_text())[:60]))
     out = tmp_path / "runs"
     assert precision_accuracy.main(["--tiny", "--seeds", "0,1", "--precisions", "fp32,bf16", "--workers", "4",
-                                    "--data", str(small), "--out-dir", str(out)]) == 0
+                                    "--batch-size", "16", "--lr", "0.002", "--data", str(small), "--out-dir", str(out)]) == 0
     runs = {p.name: json.loads(p.read_text()) for p in out.glob("*.json")}
     assert sorted(runs) == ["bf16_seed0.json", "bf16_seed1.json", "fp32_seed0.json", "fp32_seed1.json"]
     for name, run in runs.items():
         assert run["epochs"] == 2 and run["config"]["hidden_size"] == 16 and run["precision_ran"] == name[:4]
+        assert run["batch_size"] == 16 and run["lr"] == 0.002  # passed on to each run
         assert len(run["test_correct"]) == run["test"] > 0
     # each seed splits its own test side; both precisions of a seed saw the same problems
     assert runs["fp32_seed0.json"]["test_correct"].keys() == runs["bf16_seed0.json"]["test_correct"].keys()

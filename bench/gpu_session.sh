@@ -10,6 +10,9 @@
 # docs/solvers.md): paper-size MAWPS GTS, seeds 0-2, 80 epochs, the published protocol, fp32 and bf16 as six
 # processes on the one GPU, then bench/precision_accuracy.py's paired bootstrap interval of bf16 - fp32
 # (about 4.5 minutes; step 3 is then left out).
+# ACCURACY=1 BATCH=256 LR=4e-3 trains fp32 at that batch and learning rate instead and compares it, seed by seed,
+# with the batch-64 fp32 runs of the H200 session (docs/measurements/precision_accuracy_runs_h200_2026-11-26.tar.gz):
+# the paper-size check of the larger batch's setting measured at hidden 128 on the CPU (docs/solvers.md).
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there; put the
 # virtual environment's python first on PATH).
 set -u
@@ -49,7 +52,19 @@ if [ "${ACCURACY:-0}" = 1 ]; then
   RUNS=$(mktemp -d)
   LEFT=$((LIMIT - ($(date +%s) - START) - 10))  # what the trainings may use: all that is left
   say "   limit ${LEFT} s"
-  timeout $LEFT python bench/precision_accuracy.py "${ACC[@]}" --precisions fp32,bf16 --workers 6 \
+  if [ -n "${BATCH:-}" ]; then
+    PRECS=(--precisions fp32 --batch-size "$BATCH" --lr "${LR:-1e-3}")
+    BASE=$(mktemp -d)
+    if [ "${TINY:-0}" = 1 ]; then  # the toy runs at batch 64 as their own baseline
+      python bench/precision_accuracy.py "${ACC[@]}" --precisions fp32,bf16 --workers 3 --out-dir "$BASE" >> "$LOG" 2>&1
+    else
+      tar -xzf docs/measurements/precision_accuracy_runs_h200_2026-11-26.tar.gz -C "$BASE"
+    fi
+    PRECS+=(--baseline-dir "$BASE")
+  else
+    PRECS=(--precisions fp32,bf16)
+  fi
+  timeout $LEFT python bench/precision_accuracy.py "${ACC[@]}" "${PRECS[@]}" --workers 6 \
     --out-dir "$RUNS" > "$OUT/accuracy.txt" 2>&1 &
   ACC_PID=$!
 fi
@@ -62,7 +77,7 @@ if [ "${ACCURACY:-0}" = 1 ]; then
   wait $ACC_PID
   say "   precision_accuracy exit $?"
   tar -czf "$OUT/accuracy_runs.tar.gz" -C "$RUNS" .  # one JSON a run: bench/precision_accuracy.py --report-only reads them
-  grep -E "bf16 - fp32|mean test answer acc" "$OUT/accuracy.txt" | tee -a "$LOG"
+  grep -E "bf16 - fp32|this - baseline|mean test answer acc" "$OUT/accuracy.txt" | tee -a "$LOG"
 else
   LEFT=$((LIMIT - ($(date +%s) - START) - 5))
   say "3. gpu_speed ${SPEED23[*]} (limit ${LEFT} s)"

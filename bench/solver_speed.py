@@ -279,7 +279,8 @@ def main(argv=None) -> int:
           f"(other jobs share the CPU: times are upper bounds)", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps({
-            "config": cfg.__dict__, "batch_size": args.batch_size, "lr": args.lr, "epochs": len(result.epochs), "train": len(train), "valid": len(valid),
+            "config": cfg.__dict__, "batch_size": args.batch_size, "lr": args.lr, "epochs": len(result.epochs),
+            "train": len(train), "valid": len(valid),
             "test": len(test), "epoch_seconds": epoch_s, "epoch_seconds_all": [e.seconds for e in result.epochs],
             "valid_answer_acc": [e.valid_answer_acc for e in result.epochs], "best_epoch": result.best_epoch,
             "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,

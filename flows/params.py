@@ -98,8 +98,9 @@ class TrainSettings(Strict):
     epochs: int = Field(_TRAIN.epochs, ge=1, le=1000, description="maximum number of epochs")
     batch_size: int = Field(_TRAIN.batch_size, ge=1, le=4096,
                             description="training batch (64: the paper's; a larger batch wants a larger lr)")
-    lr: float = Field(_TRAIN.lr, gt=0, description="Adam learning rate (scaled with the batch: 4e-3 at batch 256 "
-                                                    "kept GTS's MAWPS accuracy, docs/solvers.md)")
+    lr: float = Field(_TRAIN.lr, gt=0, description="Adam learning rate (scale it with the batch: 4e-3 at batch 256 kept GTS's "
+                                                    "MAWPS accuracy at hidden 128, lost 2.2 points [-4.8, +0.5] at "
+                                                    "paper size; docs/solvers.md)")
     weight_decay: float = Field(_TRAIN.weight_decay, ge=0)
     lr_halving_epochs: int = Field(_TRAIN.lr_halving_epochs, ge=1, description="the learning rate halves every N epochs")
     patience: int = Field(_TRAIN.patience, ge=0,

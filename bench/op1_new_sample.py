@@ -1,4 +1,4 @@
-"""A seeded sample of the operation-1 candidates a change licenses, to be judged by reading: one op1 round
+"""A seeded sample of the operation-1 (or ``--operator``) candidates a change licenses, to be judged by reading: one op1 round
 (bench/augment_speed.py --round: training side, verification, checks, held-out comparison) with the code
 of ``--before`` (a commit, extracted with ``git archive``) and with this tree; the verified candidates of
 the second round whose text the first did not make are the new ones.
@@ -7,7 +7,9 @@ the second round whose text the first did not make are the new ones.
         sd:/work/compaug-runs/sd/mawps=20 mawps:../shared/data/mawps/MAWPS.json=45 sd:/work/compaug-runs/sd/builtin=50
 
 ``KIND`` is ``mawps`` (MAWPS.json, seeded split), ``mawps-split`` (a ``compaug split`` file over the
-shared MAWPS) or ``sd`` (a ``compaug sd`` directory). Each ``KIND:PATH=N`` draws N new candidates (seed 0, a text drawn once across all sides) of the round
+shared MAWPS), ``math23k`` (a ``compaug split`` file over the shared Math23K) or ``sd`` (a ``compaug sd``
+directory). The candidates the first round made and the second does not (a change that refuses more) are
+printed, each with its parents, for reading whether the refusal is right. Each ``KIND:PATH=N`` draws N new candidates (seed 0, a text drawn once across all sides) of the round
 ``--round KIND PATH``. The sample file has empty ``verdict`` and ``reason`` (bench/audit_files.py); a judge
 copies it to ``*.judged.jsonl`` and ``bench/label_audit.py --score`` scores it.
 """
@@ -24,10 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def dump_round(kind: str, where: str, out: str) -> None:
-    """Run in the tree whose code is first on sys.path: one op1 round, its verified candidates to ``out``."""
+def dump_round(kind: str, where: str, out: str, operator: str = "geca_op1") -> None:
+    """Run in the tree whose code is first on sys.path: one round of ``operator``, its verified candidates to ``out``."""
     from mwp.expr import Num, substitute, to_infix
-    from mwp.readers import DataSpec, read_problems
+    from mwp.readers import DataSpec, read_math23k, read_problems
     from tasks.augment.base import AugmentConfig
     from tasks.augment.generate import generate_candidates
     from tasks.augment.leakage import HeldOut
@@ -38,10 +40,13 @@ def dump_round(kind: str, where: str, out: str) -> None:
     elif kind == "mawps-split":  # a compaug split file over the shared MAWPS (e.g. --method comdiv)
         mawps = DataSpec("mawps", ROOT.parent / "shared" / "data" / "mawps" / "MAWPS.json").load()[1]
         train, valid, tests = split_problems(mawps, 0, split=load_split_file(Path(where)))
+    elif kind == "math23k":  # a compaug split file over the shared Math23K (bench/augment_speed.py --round math23k)
+        math23k = read_math23k(ROOT.parent / "shared" / "data" / "math23k" / "math23k.json").problems
+        train, valid, tests = split_problems(math23k, 0, split=load_split_file(Path(where)))
     else:
         problems = read_problems(Path(where) / "train.jsonl").problems + read_problems(Path(where) / "test.jsonl").problems
         train, valid, tests = split_problems(problems, 0, split=load_split_file(Path(where) / "split.json"))
-    batch = generate_candidates(train, AugmentConfig(operators=("geca_op1",)), 1, HeldOut.build({"valid": valid, **tests}))
+    batch = generate_candidates(train, AugmentConfig(operators=(operator,)), 1, HeldOut.build({"valid": valid, **tests}))
     by_id = {p.id: p for p in train}
     with open(out, "w", encoding="utf-8") as fh:
         for c in batch.candidates:
@@ -51,9 +56,9 @@ def dump_round(kind: str, where: str, out: str) -> None:
                                  "detail": c.provenance.detail}, ensure_ascii=False) + "\n")
 
 
-def run_round(tree: Path, kind: str, where: str, out: Path) -> list[dict]:
+def run_round(tree: Path, kind: str, where: str, out: Path, operator: str) -> list[dict]:
     code = (f"import sys; sys.path.insert(0, {str(tree)!r}); sys.path.insert(1, {str(ROOT / 'bench')!r}); "
-            f"import op1_new_sample as s; s.dump_round({kind!r}, {where!r}, {str(out)!r})")
+            f"import op1_new_sample as s; s.dump_round({kind!r}, {where!r}, {str(out)!r}, {operator!r})")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tree)
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
@@ -63,6 +68,7 @@ def main() -> int:
     parser.add_argument("--before", required=True, help="commit whose op1 round is the baseline")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--operator", default="geca_op1", help="the operator whose round is compared (geca_op2 too)")
     parser.add_argument("sides", nargs="+", metavar="KIND:PATH=N")
     args = parser.parse_args()
     rng, rows, seen = random.Random(args.seed), [], set()
@@ -75,14 +81,20 @@ def main() -> int:
             spec, n = side.rsplit("=", 1)
             kind, where = spec.split(":", 1)
             where = str(Path(where).resolve())
-            before = {r["text"] for r in run_round(base, kind, where, Path(tmp) / "b.jsonl")}
-            after = run_round(ROOT, kind, where, Path(tmp) / "a.jsonl")
-            new = sorted((r for r in after if r["text"] not in before and r["text"] not in seen), key=lambda r: r["id"])
-            name = f"op1-new-{kind}-{Path(where).name.lower().removesuffix('.json')}-verified"
-            print(f"{side}: before {len(before)}, after {len(after)}, new {len(new)}", flush=True)
+            before = run_round(base, kind, where, Path(tmp) / "b.jsonl", args.operator)
+            after = run_round(ROOT, kind, where, Path(tmp) / "a.jsonl", args.operator)
+            made_before, made_after = {r["text"] for r in before}, {r["text"] for r in after}
+            new = sorted((r for r in after if r["text"] not in made_before and r["text"] not in seen), key=lambda r: r["id"])
+            gone = [r for r in before if r["text"] not in made_after]
+            name = f"{args.operator.removeprefix('geca_')}-new-{kind}-{Path(where).name.lower().removesuffix('.json')}-verified"
+            print(f"{side}: before {len(before)}, after {len(after)}, new {len(new)}, no longer made {len(gone)}", flush=True)
+            for r in gone:
+                print(f"  no longer made: {r['text']}  [{r['equation']}]", flush=True)
+                for parent in r["parents"]:
+                    print(f"    parent {parent['id']}: {parent['text']}", flush=True)
             for r in sorted(rng.sample(new, min(int(n), len(new))), key=lambda r: r["id"]):
                 seen.add(r["text"])
-                rows.append({"dataset": name, "operator": "geca_op1", **r, "verdict": "", "reason": ""})
+                rows.append({"dataset": name, "operator": args.operator, **r, "verdict": "", "reason": ""})
     with open(args.out, "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     print(f"{len(rows)} rows -> {args.out}")

@@ -120,3 +120,18 @@ def test_a_chinese_noun_swap_must_fit_the_classifiers_the_pool_counts_it_with():
     book = Entity("noun", "作业本", classifiers=frozenset({"本"}))
     assert swap_entity(p, Entity("noun", "练习本"), book, "geca_op2", "", 1).text == \
         "明明买了6本作业本，兰兰买了3本作业本，明明比兰兰多买了多少本作业本？"
+
+
+def test_the_xiao_names_jieba_reads_as_nouns_are_holders_and_a_second_child_is_refused():
+    # jieba alone: 小兵/n, 小巧/n, 小胖/z, and "小张和小李" cut as 小张/n 和 小/a 李/nr
+    names = [w.text for w in zh.words(tuple("小张和小李比小兵、小巧、小胖多")) if zh.is_name(w)]
+    assert names == ["小张", "小李", "小兵", "小巧", "小胖"]
+    assert not any(zh.is_name(w) for w in zh.words(tuple("小金鱼有160尾")))  # 小金鱼 stays a goldfish
+    # the audit's wrong kept composition (Math23K 13592 + 11616): the donor's 爸爸 is 小兵's father, and the
+    # host's 小东 would grow to his height
+    host = build_problem("13592", "小东的身高116厘米，爸爸的身高176厘米，小东再长多少厘米才和爸爸一样高？", "x=176-116", 60,
+                         "toy", "zh")
+    donor = build_problem("11616", "小兵和爸爸一起到健身房量了身高．量得小兵的身高是140厘米，比爸爸要矮(1/5)，"
+                          "爸爸的身高=多少厘米？", "x=140/(1-(1/5))", 175, "toy", "zh")
+    batch = geca_op1([host, donor], AugmentConfig(), 0, 1)
+    assert not batch.candidates and batch.rejected["op1_zh_donor_names_someone_else"] == 1

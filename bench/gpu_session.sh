@@ -13,6 +13,9 @@
 # ACCURACY=1 BATCH=256 LR=4e-3 trains fp32 at that batch and learning rate instead and compares it, seed by seed,
 # with the batch-64 fp32 runs of the H200 session (docs/measurements/precision_accuracy_runs_h200_2026-11-26.tar.gz):
 # the paper-size check of the larger batch's setting measured at hidden 128 on the CPU (docs/solvers.md).
+# OLDSTEP=1 (with ACCURACY=1) trains fp32 with the old step instead (gpuship/old, the code before the op-count passes,
+# bench/gpu_ship.sh) and compares it, seed by seed, with the same batch-64 fp32 runs: issue #32's "the new step
+# against the old" at paper size (measured at hidden 128 on the CPU, docs/solvers.md).
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there; put the
 # virtual environment's python first on PATH).
 set -u
@@ -52,8 +55,9 @@ if [ "${ACCURACY:-0}" = 1 ]; then
   RUNS=$(mktemp -d)
   LEFT=$((LIMIT - ($(date +%s) - START) - 10))  # what the trainings may use: all that is left
   say "   limit ${LEFT} s"
-  if [ -n "${BATCH:-}" ]; then
-    PRECS=(--precisions fp32 --batch-size "$BATCH" --lr "${LR:-1e-3}")
+  if [ -n "${BATCH:-}" ] || [ "${OLDSTEP:-0}" = 1 ]; then
+    PRECS=(--precisions fp32 --batch-size "${BATCH:-64}" --lr "${LR:-1e-3}")
+    [ "${OLDSTEP:-0}" = 1 ] && PRECS+=(--code gpuship/old)
     BASE=$(mktemp -d)
     if [ "${TINY:-0}" = 1 ]; then  # the toy runs at batch 64 as their own baseline
       python bench/precision_accuracy.py "${ACC[@]}" --precisions fp32,bf16 --workers 3 --out-dir "$BASE" >> "$LOG" 2>&1
@@ -64,7 +68,9 @@ if [ "${ACCURACY:-0}" = 1 ]; then
   else
     PRECS=(--precisions fp32,bf16)
   fi
-  timeout $LEFT python bench/precision_accuracy.py "${ACC[@]}" "${PRECS[@]}" --workers 6 \
+  # the old step predates TF32 being turned off for fp32 (cuDNN's GRU would use it): NVIDIA_TF32_OVERRIDE=0 turns
+  # it off in cuBLAS and cuDNN for every run, as the new code does itself
+  NVIDIA_TF32_OVERRIDE=0 timeout $LEFT python bench/precision_accuracy.py "${ACC[@]}" "${PRECS[@]}" --workers 6 \
     --out-dir "$RUNS" > "$OUT/accuracy.txt" 2>&1 &
   ACC_PID=$!
 fi

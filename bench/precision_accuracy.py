@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -43,15 +44,18 @@ def run_name(precision: str, seed: int) -> str:
 
 
 def run_one(args, precision: str, seed: int, out: Path) -> None:
-    cmd = [sys.executable, str(ROOT / "bench/solver_speed.py"), "--epochs", str(args.epochs), "--valid-fraction", "0",
+    code = Path(args.code).resolve() if args.code else ROOT
+    cmd = [sys.executable, str(code / "bench/solver_speed.py"), "--epochs", str(args.epochs), "--valid-fraction", "0",
            "--precision", precision, "--seed", str(seed), "--threads", str(args.threads), "--bs1-problems",
            str(args.bs1_problems), "--hidden", str(args.hidden), "--embedding", str(args.embedding),
-           "--batch-size", str(args.batch_size), "--lr", str(args.lr),
+           "--batch-size", str(args.batch_size),
+           # the paper's 1e-3 is every solver_speed.py's default: left out, older code without --lr runs too
+           *([] if args.lr == 1e-3 else ["--lr", str(args.lr)]),
            *([] if args.no_resume else ["--resume-dir", str(Path(args.state_dir) / run_name(precision, seed))]),
            "--out", str(out), *(["--data", args.data] if args.data else [])]
     print(f"== {run_name(precision, seed)}: {' '.join(cmd[1:])}", flush=True)
     started = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT)
+    done = subprocess.run(cmd, cwd=code, env={**os.environ, "PYTHONPATH": str(code)})
     if done.returncode != 0:
         raise RuntimeError(f"{run_name(precision, seed)} failed (exit {done.returncode}); run the command again "
                            f"to continue it from its last epoch")
@@ -157,6 +161,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out-dir", default=str(ROOT / "runs/precision_accuracy"), help="one JSON per run")
     ap.add_argument("--state-dir", default=str(ROOT / "runs/precision_accuracy_state"),
                     help="training states of unfinished runs")
+    ap.add_argument("--code", help="a checkout of other code (e.g. `git worktree add --detach DIR COMMIT`) whose "
+                                   "bench/solver_speed.py trains the runs: the old step against the new, with "
+                                   "--baseline-dir")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--baseline-dir", help="runs of the same seeds and precisions by other code (the "
                                            "comparison of a code change): reported against this run set")

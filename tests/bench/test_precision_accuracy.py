@@ -45,3 +45,32 @@ def test_the_report_gives_the_paired_difference_of_hand_made_runs(tmp_path, caps
     printed = capsys.readouterr().out
     assert "bf16 - fp32: +0.2500 [" in printed
     assert "| 0 | 0.2500 (1.0) | 0.7500 (1.0) | +0.5000 |" in printed
+
+
+
+def test_other_code_trains_the_runs_with_code_on_its_own_path(tmp_path, capsys, monkeypatch):
+    """--code DIR (the old step against the new): DIR's bench/solver_speed.py trains each run, importing
+    DIR's solvers; the paper's lr, every solver_speed.py's default, is not passed (older code has no --lr)."""
+    if not MAWPS.exists():
+        pytest.skip(f"no MAWPS data at {MAWPS}")
+    import shutil
+
+    root = Path(precision_accuracy.__file__).resolve().parents[1]
+    other = tmp_path / "other"
+    for part in ("bench", "solvers", "mwp", "flows"):
+        shutil.copytree(root / part, other / part, ignore=shutil.ignore_patterns("__pycache__"))
+    # only the copy's solvers package leaves a mark when imported: the runs must import it, not the checkout's
+    marker = tmp_path / "copy_imported"
+    monkeypatch.setenv("COPY_MARKER_FILE", str(marker))
+    init = other / "solvers" / "__init__.py"
+    init.write_text(init.read_text() + "\nimport os as _os\nopen(_os.environ['COPY_MARKER_FILE'], 'a').close()\n")
+    small = tmp_path / "mawps60.json"
+    small.write_text(json.dumps(json.loads(MAWPS.read_text())[:60]))
+    out = tmp_path / "runs"
+    assert precision_accuracy.main(["--tiny", "--seeds", "0", "--precisions", "fp32", "--code", str(other),
+                                    "--data", str(small), "--out-dir", str(out), "--baseline-dir", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"{other / 'bench' / 'solver_speed.py'} --epochs 2" in printed and "--lr" not in printed
+    assert marker.exists()
+    run = json.loads((out / "fp32_seed0.json").read_text())
+    assert len(run["test_correct"]) == run["test"] > 0 and run["lr"] == 1e-3

@@ -4,6 +4,7 @@ whether a refusal is right or over-strict.
     .venv/bin/python bench/op1_refusals.py --math23k-split SPLIT.json [--reasons R ...] [--show 12] [--out FILE.json]
     .venv/bin/python bench/op1_refusals.py --mawps-split SPLIT.json [--mawps MAWPS.json] ...
     .venv/bin/python bench/op1_refusals.py --sd DIR ...
+    .venv/bin/python bench/op1_refusals.py --mawps-seeded ...
     .venv/bin/python bench/op1_refusals.py --builtin ...
 
 One op1 pass (round 1's seed, no round cap) over the train side of a Math23K or MAWPS split file (a
@@ -54,7 +55,7 @@ class Booked(Counter):
 
 
 def main() -> int:
-    from mwp.readers import load_dataset, read_math23k, read_mawps, read_problems
+    from mwp.readers import DataSpec, load_dataset, read_math23k, read_mawps, read_problems
     from tasks.augment import geca
     from tasks.augment.base import AugmentConfig, CandidateBatch
     from tasks.loop.datasets import load_split_file, split_problems
@@ -63,6 +64,8 @@ def main() -> int:
     which = ap.add_mutually_exclusive_group(required=True)
     which.add_argument("--math23k-split", type=Path)
     which.add_argument("--mawps-split", type=Path)
+    which.add_argument("--mawps-seeded", action="store_true",
+                       help="the shared MAWPS's seeded split (seed 0, bench/augment_speed.py --round mawps)")
     which.add_argument("--sd", type=Path, help="a compaug sd directory (train.jsonl, test.jsonl, split.json)")
     which.add_argument("--builtin", action="store_true", help="the built-in corpus (default size), all of it as train")
     ap.add_argument("--math23k", type=Path, default=ROOT.parent / "shared" / "data" / "math23k" / "math23k.json")
@@ -77,10 +80,15 @@ def main() -> int:
         problems, split = read_mawps(args.mawps).problems, load_split_file(args.mawps_split)
     elif args.builtin:
         problems, split = load_dataset("builtin").problems, None
+    elif args.mawps_seeded:
+        problems, split = DataSpec("mawps", args.mawps).load()[1], None  # as bench/augment_speed.py reads it
     else:
         problems = read_problems(args.sd / "train.jsonl").problems + read_problems(args.sd / "test.jsonl").problems
         split = load_split_file(args.sd / "split.json")
-    train = list(problems) if split is None else split_problems(problems, 0, split=split)[0]
+    if args.mawps_seeded:
+        train = split_problems(problems, 0)[0]
+    else:
+        train = list(problems) if split is None else split_problems(problems, 0, split=split)[0]
     print(f"train side: {len(train)} problems")
     book: dict[str, list[dict]] = defaultdict(list)
 

@@ -6,6 +6,8 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
 - aten operations dispatched by one training batch of 64 (a one-epoch fit on 64 training problems,
   every aten event of the torch profiler: ../shared/tools/ops_per_batch.py's count), a figure the CPU
   gives as well as the GPU;
+- the same count for one training step in steady state (after three steps of a built model and
+  optimizer: no model building, no first-step allocations), what every later batch costs;
 - on CUDA also: GPU kernels launched by that batch, the share of its wall time the GPU spent in
   kernels, peak GPU memory of the timed training, batched beam-5 inference (problems/s on the test
   side) and candidate scoring (teacher-forced likelihood, problems/s on the train side);
@@ -74,7 +76,41 @@ def ops_per_batch(args, train, device: str, precision: str) -> dict:
         solver.fit(batch, [], cfg)
         if device == "cuda":
             torch.cuda.synchronize()
-    wall = time.perf_counter() - t0
+    return counted(prof, device, time.perf_counter() - t0)
+
+
+def steady_step(args, train, device: str, precision: str) -> dict:
+    """The same figures for one training step in steady state: model, vocabularies and optimizer built and
+    three steps taken on the same 64 problems first (allocator, cuDNN plans, Adam's state), then one step
+    (the trainer's own ``train_step``: zero_grad, loss, backward, clipping, Adam) profiled. What every batch
+    after the first costs; the fit above adds the one-time work of building and moving the model."""
+    from solvers.trainer import autocast_dtype, float32_products, make_optimizer, train_step
+    from solvers.vocab import build_encoding
+
+    problems = train[:args.batch_size]
+    encoding = build_encoding(problems, min_count=2)
+    dev = torch.device(device)
+    model = solver_for(args, device).build_model(encoding).to(dev).train()
+    config = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision)
+    optimizer, amp = make_optimizer(model, config, dev), autocast_dtype(dev, precision)
+    scaler = torch.amp.GradScaler(dev.type, enabled=amp == torch.float16)
+    batch = encoding.batch(problems).to(dev)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with float32_products(device == "cuda" and amp is None):
+        for _ in range(3):
+            train_step(model, batch, config, optimizer, scaler, dev, amp)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with profile(activities=activities) as prof:
+            train_step(model, batch, config, optimizer, scaler, dev, amp)
+            if device == "cuda":
+                torch.cuda.synchronize()
+    return counted(prof, device, time.perf_counter() - t0)
+
+
+def counted(prof, device: str, wall: float) -> dict:
+    """Aten operations of a profile; on CUDA also its kernels, kernel launches and GPU-busy share."""
     events = prof.key_averages()
     out = {"aten_ops": sum(e.count for e in events if e.key.startswith("aten::"))}
     if device == "cuda":
@@ -193,6 +229,10 @@ def main(argv=None) -> int:
                 line += (f", {row['kernels']} kernels ({row['launches']} launches), GPU busy "
                          f"{100 * row['gpu_busy_share']:.0f}% of the profiled batch")
             print(line, flush=True)
+            steady = row["steady_step"] = steady_step(args, train, device, precision)
+            print(f"  {precision} steady-state step (no setup): {steady['aten_ops']} aten ops"
+                  + (f", {steady['kernels']} kernels ({steady['launches']} launches), GPU busy "
+                     f"{100 * steady['gpu_busy_share']:.0f}%" if device == "cuda" else ""), flush=True)
             if args.skip_timing:
                 continue
             row.update(timed_training(args, train, test, device, precision))

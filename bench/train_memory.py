@@ -27,7 +27,7 @@ from mwp.readers import load_dataset  # noqa: E402
 from solver_speed import split  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.base import TrainConfig  # noqa: E402
-from solvers.trainer import _autocast_dtype, _train_epoch  # noqa: E402
+from solvers.trainer import _train_epoch, autocast_dtype, make_optimizer  # noqa: E402
 from solvers.vocab import build_encoding  # noqa: E402
 
 
@@ -75,11 +75,11 @@ def main(argv=None) -> None:
     # The trainer's own epoch (clipping, autocast, Adam as in train_model), watched through its
     # progress-bar hook, which it calls after every batch.
     config = TrainConfig(epochs=1, batch_size=args.batch_size, seed=0, progress=False, precision=args.precision)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    scaler = torch.amp.GradScaler("cuda", enabled=False)
     device = torch.device("cpu")
+    optimizer = make_optimizer(model, config, device)
+    scaler = torch.amp.GradScaler("cuda", enabled=False)
     watch = _Watch(args.every, trim)
-    rng, amp_dtype = random.Random(0), _autocast_dtype(device, config.precision)
+    rng, amp_dtype = random.Random(0), autocast_dtype(device, config.precision)
     for epoch in range(1, args.epochs + 1):
         start, watch.batches = time.process_time(), 0
         _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device, amp_dtype, watch)

@@ -173,7 +173,7 @@ def encode_problems(model, encoding: Encoding, problems: Sequence[Problem], batc
     return torch.stack(rows)  # type: ignore[arg-type]
 
 
-def _autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
+def autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
     """The dtype training autocasts to (None: float32), from ``TrainConfig.precision``."""
     if precision == "fp32" or (precision == "auto" and device.type != "cuda"):
         return None
@@ -188,22 +188,37 @@ def _autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
     return torch.bfloat16
 
 
+def make_optimizer(model: torch.nn.Module, config: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
+    """The training's Adam: a model may ask for parameter groups (a pretrained encoder fine-tuned with a
+    smaller learning rate); fused, one kernel over all parameters (on CPU about 5x faster than the
+    per-tensor loop; the same update up to rounding)."""
+    params = model.parameter_groups(config.lr) if hasattr(model, "parameter_groups") else model.parameters()
+    return torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay,
+                            fused=device.type in ("cpu", "cuda"))
+
+
+def train_step(model, batch, config: TrainConfig, optimizer, scaler, device: torch.device,
+               amp_dtype: torch.dtype | None) -> torch.Tensor:
+    """One update on a batch already on ``device``: the loss (a tensor, not read back)."""
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+        loss = model.loss(batch)
+    scaler.scale(loss).backward()
+    if config.grad_clip:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss
+
+
 def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig, optimizer, scaler,
                  rng: random.Random, device: torch.device, amp_dtype: torch.dtype | None, bar) -> float:
     """One pass over ``train`` in shuffled length buckets; the mean batch loss."""
     model.train()
     total_loss, n_batches = 0.0, 0
     for chunk in length_bucketed(train, config.batch_size, rng):
-        batch = encoding.batch(chunk).to(device)
-        optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-            loss = model.loss(batch)
-        scaler.scale(loss).backward()
-        if config.grad_clip:
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        scaler.step(optimizer)
-        scaler.update()
+        loss = train_step(model, encoding.batch(chunk).to(device), config, optimizer, scaler, device, amp_dtype)
         total_loss += loss.item()
         n_batches += 1
         bar.set_postfix(loss=f"{total_loss / n_batches:.3f}", refresh=False)
@@ -231,14 +246,9 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     # Encode once up front: an unencodable problem fails here, naming its id, not mid-epoch.
     for p in train:
         encoding.target_ids(p)
-    # a model may ask for parameter groups (a pretrained encoder fine-tuned with a smaller learning rate)
-    params = model.parameter_groups(config.lr) if hasattr(model, "parameter_groups") else model.parameters()
-    # fused: one kernel over all parameters (on CPU about 5x faster than the per-tensor loop; the
-    # same update up to rounding)
-    optimizer = torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay,
-                                 fused=device.type in ("cpu", "cuda"))
+    optimizer = make_optimizer(model, config, device)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, config.lr_halving_epochs), gamma=0.5)
-    amp_dtype = _autocast_dtype(device, config.precision)  # resolved once, not per batch
+    amp_dtype = autocast_dtype(device, config.precision)  # resolved once, not per batch
     # float16 gradients underflow without loss scaling; bfloat16 has float32's range and needs none
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
     rng = random.Random(config.seed)

@@ -1,0 +1,211 @@
+"""Does a GTS training step captured as a CUDA graph beat the eager step? The experiment behind issue #32's
+kernel and epoch targets (docs/solvers.md, "Not done / open"), ready for a lent GPU.
+
+On one training batch of paper-size GTS (MAWPS, seed 0's train side, batch 64), forward and backward of
+the loss, three ways, each timed over ``--steps`` repetitions after a warm-up and profiled once:
+1. ``rowwise``: the trainer's pass (solvers/gts_teacher.py), eager;
+2. ``dense``: the shape-fixed pass (solvers/gts_dense.py), eager;
+3. ``graphed`` (CUDA only): the encoder eager, the dense decoder pass captured with
+   ``torch.cuda.make_graphed_callables`` (one forward graph, one backward graph) and replayed; the seconds
+   the capture took are printed apart.
+With dropout off it checks that the three give the same loss and gradients (largest differences printed).
+It also counts, over ``--epochs`` epochs of the trainer's shuffled length buckets on the whole train side
+(host only), the distinct batch shapes (T, L, K) a graph per shape would capture, exact and with T rounded
+up to 16, L to 4 and K to 2.
+
+    .venv/bin/python bench/dense_graph.py --device cpu --hidden 16 --embedding 8 --steps 2   # the machinery
+    python bench/dense_graph.py --device cuda --out dense_graph.json                        # on a GPU
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from dataclasses import replace
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from flows.environment import apply_defaults  # noqa: E402
+
+apply_defaults()
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+from mwp.readers import load_dataset  # noqa: E402
+from solvers.gts import GTSConfig, GTSModel  # noqa: E402
+from solvers.gts_decoder import DecoderContext  # noqa: E402
+from solvers.gts_dense import DensePlan, dense_log_probs, dense_plan  # noqa: E402
+from solvers.gts_teacher import tree_loss  # noqa: E402
+from solvers.trainer import float32_products, length_bucketed  # noqa: E402
+from solvers.vocab import build_encoding  # noqa: E402
+
+MAWPS = ROOT.parent / "shared/data/mawps/MAWPS.json"
+
+
+class DenseLoss(nn.Module):
+    """The decoder's summed negative log-likelihood of a batch through the dense pass, with every input a
+    tensor argument (what make_graphed_callables captures): the context's fields, the targets, and the plan."""
+
+    def __init__(self, decoder):
+        super().__init__()
+        self.decoder = decoder
+
+    def forward(self, enc, enc_proj, text_bias, num_emb, num_proj, num_mask, problem, target, target_mask, qty_class,
+                parent, is_right, left_step, merge_pos, merge_left, merge_valid):
+        ctx = DecoderContext(enc, enc_proj, text_bias, num_emb, num_proj, num_mask, problem)
+        plan = DensePlan(parent, is_right, left_step, merge_pos, merge_left, merge_valid)
+        return -dense_log_probs(self.decoder, ctx, target, target_mask, qty_class, plan).sum()
+
+
+def plan_of(batch, n_ops: int) -> DensePlan:
+    lengths = batch.target_mask.sum(1).tolist()
+    return dense_plan([ids[:n] for ids, n in zip(batch.target.tolist(), lengths)], n_ops, batch.target.shape[1])
+
+
+def dense_args(ctx: DecoderContext, batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
+    return (*ctx._fields(), batch.target, batch.target_mask, batch.qty_class, plan.parent, plan.is_right,
+            plan.left_step, plan.merge_pos, plan.merge_left, plan.merge_valid)
+
+
+def shapes(train, encoding, n_ops: int, batch_size: int, epochs: int) -> dict:
+    """Distinct (T, L, K) of the trainer's batches over ``epochs`` epochs, exact and rounded up."""
+    exact, rounded = set(), set()
+    rng = random.Random(0)
+    up = lambda n, m: -(-n // m) * m  # noqa: E731
+    for _ in range(epochs):
+        for chunk in length_bucketed(train, batch_size, rng):
+            batch = encoding.batch(chunk)
+            T, L, K = batch.tokens.shape[1], batch.target.shape[1], plan_of(batch, n_ops).levels
+            exact.add((T, L, K))
+            rounded.add((up(T, 16), up(L, 4), up(K, 2)))
+    return {"epochs": epochs, "exact": len(exact), "rounded_T16_L4_K2": len(rounded)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    ap.add_argument("--data", default=str(MAWPS))
+    ap.add_argument("--hidden", type=int, default=512)
+    ap.add_argument("--embedding", type=int, default=128)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=20, help="timed repetitions of each way")
+    ap.add_argument("--epochs", type=int, default=80, help="epochs whose batch shapes are counted")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", help="write the figures as JSON here")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
+                          "cpu" if args.device == "auto" else args.device)
+    cuda = device.type == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    problems = list(load_dataset("mawps", args.data).problems)
+    random.Random(0).shuffle(problems)
+    train = problems[len(problems) // 5:]
+    encoding = build_encoding(train, min_count=2)
+    torch.manual_seed(0)
+    cfg = GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden)
+    model = GTSModel(cfg, encoding).to(device).train()
+    n_ops = model.decoder.n_ops
+    batch_problems = next(length_bucketed(train, args.batch_size, random.Random(0)))
+    batch = encoding.batch(batch_problems).to(device)
+    plan = plan_of(batch, n_ops).to(device)
+    report: dict = {"device": str(device), "gpu": torch.cuda.get_device_name() if cuda else "none",
+                    "torch": torch.__version__, "args": vars(args),
+                    "batch": {"T": batch.tokens.shape[1], "L": batch.target.shape[1], "K": plan.levels}}
+    print(f"device {device} ({report['gpu']}); batch T {report['batch']['T']}, L {report['batch']['L']}, "
+          f"K {report['batch']['K']}", flush=True)
+    def ways_for(model) -> dict:
+        """fwd+bwd of the batch's summed loss, each way, for ``model``; on CUDA its dense decoder captured."""
+        qty = batch.qty_class if cfg.any_equal_slot else None
+
+        def rowwise():
+            loss = tree_loss(model.decoder, model.context(batch), batch, cfg.any_equal_slot) * batch.target_mask.sum()
+            loss.backward()
+            return loss
+
+        def dense():
+            ctx = model.context(batch)
+            loss = -dense_log_probs(model.decoder, ctx, batch.target, batch.target_mask, qty, plan).sum()
+            loss.backward()
+            return loss
+
+        ways = {"rowwise": rowwise, "dense": dense}
+        if cuda:
+            ctx = model.context(batch)
+            sample = tuple(t.detach().requires_grad_(t.requires_grad) for t in dense_args(ctx, batch, plan))
+            t0 = time.perf_counter()
+            # the layers the context applies (attn_enc, score_num, the constants) are not used inside the pass:
+            # their gradients come through the context's tensors, outside the graph
+            graphed = torch.cuda.make_graphed_callables(DenseLoss(model.decoder), sample, allow_unused_input=True)
+            sync()
+            report["capture_s"] = time.perf_counter() - t0
+
+            def graphed_step():
+                loss = graphed(*dense_args(model.context(batch), batch, plan))
+                loss.backward()
+                return loss
+
+            ways["graphed"] = graphed_step
+        return ways
+
+    with float32_products(cuda):
+        # the same loss and gradients, with dropout off (a copy of the model: a graph keeps the dropout it was
+        # captured with)
+        plain = GTSModel(replace(cfg, dropout=0.0), encoding).to(device).train()
+        plain.load_state_dict(model.state_dict())
+        results = {}
+        for name, way in ways_for(plain).items():
+            plain.zero_grad(set_to_none=True)
+            loss = way()
+            sync()
+            results[name] = (loss.item(), {n: q.grad.clone() for n, q in plain.named_parameters() if q.grad is not None})
+        base_loss, base_grads = results["rowwise"]
+        for name, (loss, grads) in results.items():
+            worst = max(((g - base_grads[n]).abs().max() / base_grads[n].abs().max().clamp_min(1e-30)).item()
+                        for n, g in grads.items())
+            report.setdefault("agreement", {})[name] = {"loss": loss, "loss_diff": abs(loss - base_loss),
+                                                        "worst_relative_grad_diff": worst}
+            print(f"  dropout off, {name}: loss {loss:.6f} (|diff| {abs(loss - base_loss):.2e}), worst relative "
+                  f"gradient difference {worst:.2e}", flush=True)
+        # speed: each way's fwd+bwd on the batch, dropout on
+        for name, way in ways_for(model).items():
+            if name == "graphed":
+                print(f"  capture of the dense decoder pass: {report['capture_s']:.2f} s", flush=True)
+            for _ in range(3):
+                model.zero_grad(set_to_none=True)
+                way()
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(args.steps):
+                model.zero_grad(set_to_none=True)
+                way()
+            sync()
+            ms = 1000 * (time.perf_counter() - t0) / args.steps
+            activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+            with profile(activities=activities) as prof:
+                model.zero_grad(set_to_none=True)
+                way()
+                sync()
+            events = prof.key_averages()
+            row = {"ms_a_step": ms, "aten_ops": sum(e.count for e in events if e.key.startswith("aten::"))}
+            if cuda:
+                row["kernels"] = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+            report.setdefault("ways", {})[name] = row
+            print(f"  {name}: {ms:.1f} ms a step (fwd+bwd of the loss), {row['aten_ops']} aten ops"
+                  + (f", {row['kernels']} kernels" if cuda else ""), flush=True)
+    report["shapes"] = shapes(train, encoding, n_ops, args.batch_size, args.epochs)
+    print(f"batch shapes (T, L, K) over {args.epochs} epochs: {report['shapes']['exact']} distinct, "
+          f"{report['shapes']['rounded_T16_L4_K2']} with T, L, K rounded up to 16, 4, 2", flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

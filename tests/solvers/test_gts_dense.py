@@ -1,0 +1,83 @@
+"""The shape-fixed teacher-forced pass (solvers/gts_dense.py) against the row-wise one the trainer uses
+(solvers/gts_teacher.py): the same log-probabilities and gradients in float64, with and without the
+repeated-value rule, on problems with chains of merges, lone quantities, constants and padding; and,
+given its plan, a pass that reads nothing back from the device (traced with fake tensors, where any read
+of a value fails), the condition for capturing it as a CUDA graph."""
+import pytest
+import torch
+
+from solvers.gts import GTSConfig, GTSModel
+from solvers.gts_decoder import DecoderContext
+from solvers.gts_dense import dense_log_probs, dense_plan
+from solvers.vocab import build_encoding
+from test_gts_teacher import hand_problems
+
+
+def model_and_batch(any_equal_slot: bool, dropout: float = 0.0):
+    problems = hand_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(5)
+    cfg = GTSConfig(embedding_size=12, hidden_size=16, dropout=dropout, any_equal_slot=any_equal_slot)
+    return GTSModel(cfg, enc).double().train(), enc.batch(problems)
+
+
+def log_probs_and_grads(model, batch, dense: bool, qty_class):
+    model.zero_grad()
+    ctx = model.context(batch)
+    if dense:
+        logp = dense_log_probs(model.decoder, ctx, batch.target, batch.target_mask, qty_class)
+    else:
+        logp = model.decoder.token_log_probs(ctx, batch.target, batch.target_mask, qty_class)
+    (-logp.sum()).backward()
+    return logp.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+@pytest.mark.parametrize("any_equal_slot", [False, True])
+def test_the_shape_fixed_pass_equals_the_row_wise_one_in_float64(any_equal_slot):
+    model, batch = model_and_batch(any_equal_slot)
+    assert batch.has_repeated_values and (~batch.target_mask).any()  # the rule and padding are exercised
+    qty_class = batch.qty_class if any_equal_slot else None
+    rowwise, rowwise_grads = log_probs_and_grads(model, batch, False, qty_class)
+    dense, dense_grads = log_probs_and_grads(model, batch, True, qty_class)
+    assert torch.allclose(dense, rowwise, rtol=0, atol=1e-12)
+    assert (dense[~batch.target_mask] == 0).all()
+    assert dense_grads.keys() == rowwise_grads.keys()
+    for name, grad in rowwise_grads.items():
+        assert torch.allclose(dense_grads[name], grad, rtol=1e-10, atol=1e-12), name
+
+
+def test_the_plan_merges_bottom_up_the_operators_a_leaf_closes():
+    # + * 3 4 - 5 2: "2" (step 6) closes "-" (step 4; left child "5" done at step 5) and then "+" (step 0;
+    # left child "* 3 4" done at step 3); "4" (step 3) closes "*" (step 1, left child done at step 2)
+    n_ops = 4  # ids below are operators
+    plan = dense_plan([[0, 2, 10, 11, 1, 12, 13]], n_ops, 8)
+    assert plan.levels == 2
+    assert plan.parent[:, 0].tolist() == [0, 0, 1, 1, 0, 4, 4, 0]
+    assert plan.is_right[:, 0].tolist() == [False, False, False, True, True, False, True, False]
+    assert plan.left_step[:, 0].tolist() == [0, 0, 0, 2, 3, 0, 5, 0]
+    assert plan.merge_valid[6, :, 0].tolist() == [True, True] and plan.merge_valid[3, :, 0].tolist() == [True, False]
+    assert plan.merge_pos[6, :, 0].tolist() == [4, 0] and plan.merge_left[6, :, 0].tolist() == [5, 3]
+    assert plan.merge_pos[3, 0, 0] == 1 and plan.merge_left[3, 0, 0] == 2
+    assert not plan.merge_valid[7].any()  # padding merges nothing
+
+
+def test_given_its_plan_the_pass_reads_nothing_back_from_the_device():
+    """On the meta device tensors have shapes and no values: a .tolist(), .item() or bool() of one raises,
+    as a host read inside a CUDA graph capture would. Forward and backward, dropout on, the rule on."""
+    model, batch = model_and_batch(True, dropout=0.5)
+    lengths = batch.target_mask.sum(1).tolist()
+    plan = dense_plan([ids[:n] for ids, n in zip(batch.target.tolist(), lengths)], model.decoder.n_ops,
+                      batch.target.shape[1])
+    with torch.no_grad():
+        ctx = model.context(batch)
+    meta = torch.device("meta")
+    decoder = model.decoder.to(meta)
+    ctx = DecoderContext(*(t.to(meta) for t in ctx._fields()))
+    ctx.num_proj.requires_grad_(True)
+    logp = dense_log_probs(decoder, ctx, batch.target.to(meta), batch.target_mask.to(meta), batch.qty_class.to(meta),
+                           plan.to(meta))
+    assert logp.shape == batch.target.shape and logp.device.type == "meta"
+    logp.sum().backward()
+    assert decoder.goal_left.weight.grad is not None and ctx.num_proj.grad.shape == ctx.num_proj.shape
+    with pytest.raises(Exception):  # the check itself: a host read of a meta tensor does raise
+        logp.sum().item()

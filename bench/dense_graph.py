@@ -37,6 +37,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
+from bench.gpu_speed import counted  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_decoder import DecoderContext  # noqa: E402
@@ -188,14 +189,12 @@ def main(argv=None) -> int:
             sync()
             ms = 1000 * (time.perf_counter() - t0) / args.steps
             activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+            t0 = time.perf_counter()
             with profile(activities=activities) as prof:
                 model.zero_grad(set_to_none=True)
                 way()
                 sync()
-            events = prof.key_averages()
-            row = {"ms_a_step": ms, "aten_ops": sum(e.count for e in events if e.key.startswith("aten::"))}
-            if cuda:
-                row["kernels"] = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+            row = {"ms_a_step": ms, **counted(prof, device.type, time.perf_counter() - t0)}  # gpu_speed's counts
             report.setdefault("ways", {})[name] = row
             print(f"  {name}: {ms:.1f} ms a step (fwd+bwd of the loss), {row['aten_ops']} aten ops"
                   + (f", {row['kernels']} kernels" if cuda else ""), flush=True)

@@ -16,6 +16,8 @@
 # OLDSTEP=1 (with ACCURACY=1) trains fp32 with the old step instead (gpuship/old, the code before the op-count passes,
 # bench/gpu_ship.sh) and compares it, seed by seed, with the same batch-64 fp32 runs: issue #32's "the new step
 # against the old" at paper size (measured at hidden 128 on the CPU, docs/solvers.md).
+# DENSE=1 adds, right after step 1 and on the idle GPU, bench/dense_graph.py: the trainer's step against the
+# shape-fixed pass eager and captured as a CUDA graph (agreement, ms a step, kernels; about 1-2 minutes).
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there; put the
 # virtual environment's python first on PATH).
 set -u
@@ -49,6 +51,15 @@ fi
 say "1. gpu_speed ${SPEED[*]}"
 timeout 130 python bench/gpu_speed.py "${SPEED[@]}" --out "$OUT/gpu_speed.json" > "$OUT/gpu_speed.txt" 2>&1
 say "   gpu_speed exit $?"
+
+if [ "${DENSE:-0}" = 1 ]; then  # the shape-fixed pass captured as a CUDA graph (docs/solvers.md), on the idle GPU
+  DG=(--device cuda --out "$OUT/dense_graph.json")
+  [ "${TINY:-0}" = 1 ] && DG=(--device cpu --hidden 16 --embedding 8 --steps 1 --epochs 2 --out "$OUT/dense_graph.json")
+  say "1b. dense_graph ${DG[*]}"
+  timeout 150 python bench/dense_graph.py "${DG[@]}" > "$OUT/dense_graph.txt" 2>&1
+  say "   dense_graph exit $?"
+  grep -E "dropout off|a step|capture|shapes" "$OUT/dense_graph.txt" | tee -a "$LOG"
+fi
 
 if [ "${ACCURACY:-0}" = 1 ]; then
   say "2a. precision_accuracy ${ACC[*]}: six trainings in the background"

@@ -10,8 +10,10 @@ merges of a step as K masked levels (K: the longest chain of merges a leaf close
 repeated-value rule at every step; the plan's indices given as tensors (:class:`DensePlan`, built on the
 host from the targets before the pass, so nothing in the pass reads a device tensor back). It computes
 more than it keeps, and is meant to be captured once per shape as a CUDA graph and replayed; eager, it
-launches about as many kernels a step as the row-wise pass. Plain autograd throughout (no deferred
-layers or step stores): a graph replays whatever the capture recorded.
+launches more kernels than the row-wise pass. Earlier steps' outputs live in StepStores (one gradient
+buffer each, read by index) and the layers compute their weight gradients once a pass (DeferredLinears), as
+in the row-wise pass; what they and autograd decide in Python depends on the shapes alone, so a capture
+records the same kernels every time.
 
 Dropout: one mask a site drawn for the whole pass (:class:`solvers.gts_teacher.PassDropout`, rows
 ``t * B + b``), as the row-wise pass does with its own row order; with dropout off both passes give the
@@ -26,13 +28,15 @@ import torch
 from solvers.gts_decoder import DecoderContext, GTSDecoder, state_dtype
 from solvers.gts_plan import _plan_lists
 from solvers.gts_teacher import PassDropout
+from solvers.step_autograd import StepStore
 
 
 @dataclass
 class DensePlan:
-    """Per step t and row b (tensors (L, B), merge ones (L, K, B)): the parent's position, whether the node
-    is a right child, the step that completed its left sibling, and per merge level k the merged operator's
-    position, the step that completed its left child, and whether the level merges at all."""
+    """Per step t and row b (tensors (L, B), merge ones (L, K, B)): the parent's row ``p * B + b`` among all
+    steps' rows (p its position), whether the node is a right child, the row of the step that completed its
+    left sibling, and per merge level k the merged operator's position, the row of the step that completed
+    its left child, and whether the level merges at all."""
 
     parent: torch.Tensor
     is_right: torch.Tensor
@@ -66,8 +70,9 @@ def dense_plan(targets: list[list[int]], n_ops: int, length: int) -> DensePlan:
     def steps_first(rows):  # (B, L) lists -> (L, B) tensor
         return torch.tensor(rows).t().contiguous()
 
-    return DensePlan(steps_first(parent), steps_first(is_right), steps_first(left_step),
-                     torch.tensor(pos), torch.tensor(left), torch.tensor(valid))
+    row = torch.arange(B)
+    return DensePlan(steps_first(parent) * B + row, steps_first(is_right), steps_first(left_step) * B + row,
+                     torch.tensor(pos), torch.tensor(left) * B + row, torch.tensor(valid))
 
 
 def dense_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor,
@@ -99,21 +104,23 @@ def dense_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, 
     # every merge's operator embedding, known in advance (the rule changes leaves only): (L, K, B, E)
     merge_labels = dec.op_labels(target.gather(1, plan.merge_pos.reshape(L * plan.levels, B).t()).t(), dtype)
     merge_labels = merge_labels.view(L, plan.levels, B, -1)
-    left_goals, right_goals, completed, goal_contexts, chosen = [], [], [], [], []
+    # each step's left and right child goals and completed subtree, rows t * B + b, in stores later steps read by
+    # index (solvers/step_autograd.py: one gradient buffer a store; stacking the steps so far at every step
+    # would add every earlier step's gradient back one by one, kernels growing with the square of L)
+    left_goals, right_goals, completed = StepStore(L * B), StepStore(L * B), StepStore(L * B)
+    layers = dec.step_layers()  # each layer's weight gradient once over all steps (solvers/step_autograd.py)
+    goal_contexts, chosen = [], []
     for t in range(L):
         def at(site, x, start=t * B):
             return drop.at(site, start, x)
 
         if t == 0:
-            goal = dec.left_goal(ctx.problem, None, at)
-            history = None
-        else:  # (t, B, H): each earlier step's left and right child goals and completed subtree
-            history = torch.stack(left_goals), torch.stack(right_goals), torch.stack(completed)
-            parent = plan.parent[t]
-            from_left = dec.left_goal(history[0][parent, rows], None, at)
-            from_right = dec.right_goal(history[2][plan.left_step[t], rows], history[1][parent, rows], None, at)
+            goal = dec.left_goal(ctx.problem, layers, at)
+        else:
+            from_left = dec.left_goal(left_goals.read(plan.parent[t]), layers, at)
+            from_right = dec.right_goal(completed.read(plan.left_step[t]), right_goals.read(plan.parent[t]), layers, at)
             goal = torch.where(plan.is_right[t][:, None], from_right, from_left)
-        goal_context = torch.cat([goal, dec.attend(ctx, goal, None, at)], -1)  # (B, 2H)
+        goal_context = torch.cat([goal, dec.attend(ctx, goal, layers, at)], -1)  # (B, 2H)
         tok = tokens[t]
         if choosing is not None:  # a repeated value's target: its slot the step scores highest
             with torch.no_grad():
@@ -122,18 +129,18 @@ def dense_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, 
             tok = torch.where(choosing[t], best, tok)
         goal_contexts.append(goal_context)
         chosen.append(tok)
-        left, right = dec.child_goals_with(goal_context, dec.op_labels(tok, dtype), None, at)
+        left, right = dec.child_goals_with(goal_context, dec.op_labels(tok, dtype), layers, at)
         left_goals.append(left)
         right_goals.append(right)
         subtree = ctx.num_emb[rows, (tok - dec.n_ops).clamp(0, n_numbers - 1)]  # the leaf's embedding
-        if history is not None:
+        if t > 0:
             for k in range(plan.levels):  # bottom-up: the operator above, its left child and what is below
-                merged = dec.merge_subtrees(merge_labels[t, k], history[2][plan.merge_left[t, k], rows], subtree,
-                                            None, lambda site, x, k=k, start=t * B: drop.at(f"{site}{k}", start, x))
+                merged = dec.merge_subtrees(merge_labels[t, k], completed.read(plan.merge_left[t, k]), subtree,
+                                            layers, lambda site, x, k=k, start=t * B: drop.at(f"{site}{k}", start, x))
                 subtree = torch.where(plan.merge_valid[t, k][:, None], merged, subtree)
         completed.append(subtree)
     # every step's scores at once: rows t * B + b
     logits = dec.logits_of(ctx.num_proj.repeat(L, 1, 1), ctx.num_mask.repeat(L, 1), torch.cat(goal_contexts),
-                           None, lambda site, x: drop.at(site, 0, x))
+                           layers, lambda site, x: drop.at(site, 0, x))
     logp = logits.log_softmax(-1).gather(1, torch.cat(chosen)[:, None]).view(L, B).t()
     return torch.where(target_mask, logp, torch.zeros((), dtype=logp.dtype, device=device))

@@ -144,7 +144,8 @@ class DeferredLinears:
         for name, layer in layers.items():
             calls = _Calls()
             device = layer.weight.device.type
-            dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else layer.weight.dtype
+            autocast = device != "meta" and torch.is_autocast_enabled(device)  # meta tensors have no autocast
+            dtype = torch.get_autocast_dtype(device) if autocast else layer.weight.dtype
             w, b = _Gather.apply(layer.weight, layer.bias, calls, dtype)
             w_t = w.t()
             self._calls[name] = lambda x, w=w, w_t=w_t, b=b, calls=calls: _Call.apply(x, w, w_t, b, calls)

@@ -59,6 +59,12 @@ def test_the_plan_merges_bottom_up_the_operators_a_leaf_closes():
     assert plan.merge_pos[6, :, 0].tolist() == [4, 0] and plan.merge_left[6, :, 0].tolist() == [5, 3]
     assert plan.merge_pos[3, 0, 0] == 1 and plan.merge_left[3, 0, 0] == 2
     assert not plan.merge_valid[7].any()  # padding merges nothing
+    # indices are rows t * B + b of all steps' rows: the second of two problems reads its own rows
+    two = dense_plan([[0, 10, 11], [0, 2, 10, 11, 12]], n_ops, 5)
+    assert two.parent[:, 1].tolist() == [1, 1, 3, 3, 1] and two.left_step[:, 1].tolist() == [1, 1, 1, 5, 7]
+    assert two.levels == 1  # "+ * a b c": "b" closes "*", "c" closes "+", one operator each
+    assert two.merge_left[3, 0, 1] == 5 and two.merge_left[4, 0, 1] == 7 and two.merge_valid[3:, 0, 1].all()
+    assert two.merge_left[2, 0, 0] == 2 and two.merge_valid[:, 0, 0].tolist() == [False, False, True, False, False]
 
 
 def test_given_its_plan_the_pass_reads_nothing_back_from_the_device():

@@ -10,8 +10,10 @@ the loss, three ways, each timed over ``--steps`` repetitions after a warm-up an
    the capture took are printed apart.
 With dropout off it checks that the three give the same loss and gradients (largest differences printed).
 It also counts, over ``--epochs`` epochs of the trainer's shuffled length buckets on the whole train side
-(host only), the distinct batch shapes (T, L, K) a graph per shape would capture, exact and with T rounded
-up to 16, L to 4 and K to 2.
+(host only), the distinct batch shapes (T, L, Q, K) a graph per shape would capture, exact and rounded up
+(T to 16, L and Q to 4, K to 2), and trains ``--train-epochs`` epochs both ways from the same weights: the
+trainer's step, and the dense pass on batches padded to their rounded shape through a graph a shape (on
+the CPU eagerly, a check of the machinery).
 
     .venv/bin/python bench/dense_graph.py --device cpu --hidden 16 --embedding 8 --steps 2   # the machinery
     python bench/dense_graph.py --device cuda --out dense_graph.json                        # on a GPU
@@ -43,7 +45,8 @@ from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_decoder import DecoderContext  # noqa: E402
 from solvers.gts_dense import DensePlan, dense_log_probs, dense_plan  # noqa: E402
 from solvers.gts_teacher import tree_loss  # noqa: E402
-from solvers.trainer import float32_products, length_bucketed  # noqa: E402
+from solvers.base import TrainConfig  # noqa: E402
+from solvers.trainer import float32_products, length_bucketed, make_optimizer, train_step  # noqa: E402
 from solvers.vocab import build_encoding  # noqa: E402
 
 MAWPS = ROOT.parent / "shared/data/mawps/MAWPS.json"
@@ -74,18 +77,88 @@ def dense_args(ctx: DecoderContext, batch, plan: DensePlan) -> tuple[torch.Tenso
             plan.left_step, plan.merge_pos, plan.merge_left, plan.merge_valid)
 
 
+def up(n: int, m: int) -> int:
+    return -(-n // m) * m
+
+
+def shape_key(batch, plan: DensePlan) -> tuple[int, int, int, int]:
+    """The padded shape a batch is captured at: tokens T up to a multiple of 16, target positions L and
+    quantity slots Q of 4, merge levels K of 2."""
+    return (up(batch.tokens.shape[1], 16), up(batch.target.shape[1], 4), up(batch.qty_positions.shape[1], 4),
+            up(plan.levels, 2))
+
+
 def shapes(train, encoding, n_ops: int, batch_size: int, epochs: int) -> dict:
-    """Distinct (T, L, K) of the trainer's batches over ``epochs`` epochs, exact and rounded up."""
+    """Distinct (T, L, Q, K) of the trainer's batches over ``epochs`` epochs, exact and rounded up."""
     exact, rounded = set(), set()
     rng = random.Random(0)
-    up = lambda n, m: -(-n // m) * m  # noqa: E731
     for _ in range(epochs):
         for chunk in length_bucketed(train, batch_size, rng):
             batch = encoding.batch(chunk)
-            T, L, K = batch.tokens.shape[1], batch.target.shape[1], plan_of(batch, n_ops).levels
-            exact.add((T, L, K))
-            rounded.add((up(T, 16), up(L, 4), up(K, 2)))
-    return {"epochs": epochs, "exact": len(exact), "rounded_T16_L4_K2": len(rounded)}
+            plan = plan_of(batch, n_ops)
+            exact.add((batch.tokens.shape[1], batch.target.shape[1], batch.qty_positions.shape[1], plan.levels))
+            rounded.add(shape_key(batch, plan))
+    return {"epochs": epochs, "exact": len(exact), "rounded": len(rounded)}
+
+
+def epochs_compared(model, encoding, train, cfg, args, device) -> dict:
+    """``--train-epochs`` epochs of training on the whole train side from the same weights, twice: the
+    trainer's own step (``train_step``, row-wise pass), and the step with the dense pass on batches padded
+    to their rounded shape, on CUDA through one captured graph a shape (captured the first time a shape
+    comes; the capture's seconds are counted in its epoch and reported apart), on the CPU eager (a check of
+    the machinery). Seconds an epoch, mean batch loss, captures."""
+    cuda = device.type == "cuda"
+    config = TrainConfig(batch_size=args.batch_size, device=device.type, precision="fp32", progress=False)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    out = {}
+    for way in ("rowwise", "graphed" if cuda else "dense"):
+        torch.manual_seed(0)
+        model.load_state_dict(start)
+        model.train()
+        optimizer = make_optimizer(model, config, device)
+        scaler = torch.amp.GradScaler(device.type, enabled=False)
+        rng, graphs, capture_s, epochs = random.Random(0), {}, 0.0, []
+        for _ in range(args.train_epochs):
+            if cuda:
+                torch.cuda.synchronize()
+            t0, total, n = time.perf_counter(), 0.0, 0
+            for chunk in length_bucketed(train, args.batch_size, rng):
+                batch = encoding.batch(chunk)
+                if way == "rowwise":
+                    loss = train_step(model, batch.to(device), config, optimizer, scaler, device, None)
+                else:
+                    key = shape_key(batch, plan_of(batch, model.decoder.n_ops))
+                    T, L, Q, K = key
+                    lengths = batch.target_mask.sum(1).tolist()
+                    targets = [ids[:k] for ids, k in zip(batch.target.tolist(), lengths)]
+                    plan = dense_plan(targets + [[]] * (args.batch_size - len(targets)), model.decoder.n_ops, L, K)
+                    padded, plan = batch.padded(T, L, Q, args.batch_size).to(device), plan.to(device)
+                    if cuda and key not in graphs:
+                        c0 = time.perf_counter()
+                        sample = tuple(t.detach().requires_grad_(t.requires_grad)
+                                       for t in dense_args(model.context(padded), padded, plan))
+                        graphs[key] = torch.cuda.make_graphed_callables(DenseLoss(model.decoder), sample,
+                                                                        allow_unused_input=True)
+                        capture_s += time.perf_counter() - c0
+                    step = graphs[key] if cuda else DenseLoss(model.decoder)
+                    optimizer.zero_grad(set_to_none=True)
+                    loss = step(*dense_args(model.context(padded), padded, plan)) / sum(lengths)
+                    loss.backward()
+                    if config.grad_clip:
+                        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+                    optimizer.step()
+                total, n = total + loss.item(), n + 1
+            if cuda:
+                torch.cuda.synchronize()
+            epochs.append({"seconds": time.perf_counter() - t0, "loss": total / n})
+        out[way] = {"epochs": epochs, "captures": len(graphs), "capture_s": capture_s}
+        if cuda:
+            out[way]["peak_gpu_mb"] = torch.cuda.max_memory_allocated() / 2**20
+            torch.cuda.reset_peak_memory_stats()
+        print(f"  training, {way}: " + ", ".join(f"epoch {i + 1} {e['seconds']:.2f} s (loss {e['loss']:.3f})"
+                                                 for i, e in enumerate(epochs))
+              + (f"; {len(graphs)} captures, {capture_s:.1f} s of them" if graphs else ""), flush=True)
+    return out
 
 
 def main(argv=None) -> int:
@@ -98,6 +171,8 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=20, help="timed repetitions of each way")
     ap.add_argument("--epochs", type=int, default=80, help="epochs whose batch shapes are counted")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--train-epochs", type=int, default=2,
+                    help="epochs of training on the whole train side, each way (0: none)")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -199,8 +274,10 @@ def main(argv=None) -> int:
             print(f"  {name}: {ms:.1f} ms a step (fwd+bwd of the loss), {row['aten_ops']} aten ops"
                   + (f", {row['kernels']} kernels" if cuda else ""), flush=True)
     report["shapes"] = shapes(train, encoding, n_ops, args.batch_size, args.epochs)
-    print(f"batch shapes (T, L, K) over {args.epochs} epochs: {report['shapes']['exact']} distinct, "
-          f"{report['shapes']['rounded_T16_L4_K2']} with T, L, K rounded up to 16, 4, 2", flush=True)
+    print(f"batch shapes (T, L, Q, K) over {args.epochs} epochs: {report['shapes']['exact']} distinct, "
+          f"{report['shapes']['rounded']} with T, L, Q, K rounded up to 16, 4, 4, 2", flush=True)
+    if args.train_epochs:
+        report["training"] = epochs_compared(model, encoding, train, cfg, args, device)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2))
     return 0

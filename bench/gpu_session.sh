@@ -17,7 +17,8 @@
 # bench/gpu_ship.sh) and compares it, seed by seed, with the same batch-64 fp32 runs: issue #32's "the new step
 # against the old" at paper size (measured at hidden 128 on the CPU, docs/solvers.md).
 # DENSE=1 adds, right after step 1 and on the idle GPU, bench/dense_graph.py: the trainer's step against the
-# shape-fixed pass eager and captured as a CUDA graph (agreement, ms a step, kernels; about 1-2 minutes).
+# shape-fixed pass eager and captured as a CUDA graph (agreement, ms a step, kernels), and 3 epochs of MAWPS
+# training each way (a graph captured per rounded batch shape); at most 4 minutes.
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there; put the
 # virtual environment's python first on PATH).
 set -u
@@ -53,12 +54,12 @@ timeout 130 python bench/gpu_speed.py "${SPEED[@]}" --out "$OUT/gpu_speed.json" 
 say "   gpu_speed exit $?"
 
 if [ "${DENSE:-0}" = 1 ]; then  # the shape-fixed pass captured as a CUDA graph (docs/solvers.md), on the idle GPU
-  DG=(--device cuda --out "$OUT/dense_graph.json")
+  DG=(--device cuda --train-epochs 3 --out "$OUT/dense_graph.json")
   [ "${TINY:-0}" = 1 ] && DG=(--device cpu --hidden 16 --embedding 8 --steps 1 --epochs 2 --out "$OUT/dense_graph.json")
   say "1b. dense_graph ${DG[*]}"
-  timeout 150 python bench/dense_graph.py "${DG[@]}" > "$OUT/dense_graph.txt" 2>&1
+  timeout 240 python bench/dense_graph.py "${DG[@]}" > "$OUT/dense_graph.txt" 2>&1
   say "   dense_graph exit $?"
-  grep -E "dropout off|a step|capture|shapes" "$OUT/dense_graph.txt" | tee -a "$LOG"
+  grep -E "dropout off|a step|capture|shapes|training" "$OUT/dense_graph.txt" | tee -a "$LOG"
 fi
 
 if [ "${ACCURACY:-0}" = 1 ]; then

@@ -53,12 +53,17 @@ class DensePlan:
         return DensePlan(*(getattr(self, f.name).to(device, non_blocking=True) for f in fields(self)))
 
 
-def dense_plan(targets: list[list[int]], n_ops: int, length: int) -> DensePlan:
+def dense_plan(targets: list[list[int]], n_ops: int, length: int, levels: int | None = None) -> DensePlan:
     """The :class:`DensePlan` of B prefix sequences (ids < n_ops are operators; each its own length, the
-    batch padded to ``length``), on the host. Padding positions point at step 0 and merge nothing."""
+    batch padded to ``length``), on the host, with ``levels`` merge levels (default: as many as the longest
+    chain; more pad it). Padding positions point at step 0 and merge nothing."""
     B = len(targets)
     parent, is_right, left_step, chains = _plan_lists(targets, n_ops, length)
     K = max(1, max((len(chain) for rows in chains for chain in rows), default=0))
+    if levels is not None:
+        if levels < K:
+            raise ValueError(f"{levels} merge levels: a leaf of the batch closes {K} operators")
+        K = levels
     pos = [[[0] * B for _ in range(K)] for _ in range(length)]
     left = [[[0] * B for _ in range(K)] for _ in range(length)]
     valid = [[[False] * B for _ in range(K)] for _ in range(length)]

@@ -159,6 +159,31 @@ class Batch:
         q = self.qty_class
         return q is not None and bool(((q >= 0) & (q != torch.arange(q.shape[1], device=q.device))).any())
 
+    def padded(self, T: int, L: int, Q: int, B: int) -> "Batch":
+        """This batch padded to T tokens, L target positions, Q quantity slots and B rows (the added rows:
+        one padding token, no quantity, no target), for a step whose shapes must not vary from batch to
+        batch (solvers/gts_dense.py, a CUDA graph per shape). The real rows' losses are unchanged."""
+        b, t = self.tokens.shape
+        q = self.qty_positions.shape[1]
+        if self.target is None or self.target_mask is None:
+            raise ValueError("padded needs a batch built with targets")
+        n = self.target.shape[1]
+        if T < t or L < n or Q < q or B < b:
+            raise ValueError(f"cannot pad a batch of {b} rows, {t} tokens, {n} targets, {q} slots to {B}, {T}, {L}, {Q}")
+
+        def grow(x: torch.Tensor, width: int, fill) -> torch.Tensor:
+            out = x.new_full((B, width), fill)
+            out[:b, : x.shape[1]] = x
+            return out
+
+        lengths = torch.ones(B, dtype=self.lengths.dtype)
+        lengths[:b] = self.lengths
+        n_quantities = torch.zeros(B, dtype=self.n_quantities.dtype)
+        n_quantities[:b] = self.n_quantities
+        return Batch(grow(self.tokens, T, 0), lengths, grow(self.qty_positions, Q, 0), grow(self.qty_mask, Q, False),
+                     n_quantities, None if self.qty_class is None else grow(self.qty_class, Q, -1),
+                     grow(self.target, L, 0), grow(self.target_mask, L, False), self.texts + ((),) * (B - b))
+
     def to(self, device: torch.device | str) -> "Batch":
         moved = {f.name: getattr(self, f.name) for f in fields(self)}
         for name, value in moved.items():

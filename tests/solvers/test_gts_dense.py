@@ -87,3 +87,33 @@ def test_given_its_plan_the_pass_reads_nothing_back_from_the_device():
     assert decoder.goal_left.weight.grad is not None and ctx.num_proj.grad.shape == ctx.num_proj.shape
     with pytest.raises(Exception):  # the check itself: a host read of a meta tensor does raise
         logp.sum().item()
+
+
+def test_a_batch_padded_to_larger_shapes_gives_the_same_losses_and_gradients():
+    """Tokens, target positions, quantity slots, rows and merge levels padded (the shapes a CUDA graph per
+    rounded shape needs): the real rows' log-probabilities and every gradient are those of the batch itself."""
+    model, batch = model_and_batch(True)
+    B, T = batch.tokens.shape
+    L, Q = batch.target.shape[1], batch.qty_positions.shape[1]
+
+    def run(b, levels=None):
+        model.zero_grad()
+        lengths = b.target_mask.sum(1).tolist()
+        plan = dense_plan([ids[:n] for ids, n in zip(b.target.tolist(), lengths)], model.decoder.n_ops,
+                          b.target.shape[1], levels)
+        logp = dense_log_probs(model.decoder, model.context(b), b.target, b.target_mask, b.qty_class, plan)
+        (-logp.sum()).backward()
+        return logp.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    logp, grads = run(batch)
+    padded = batch.padded(T + 5, L + 3, Q + 2, B + 4)
+    assert padded.tokens.shape == (B + 4, T + 5) and padded.target.shape == (B + 4, L + 3)
+    assert not padded.target_mask[B:].any() and (padded.lengths[B:] == 1).all() and not padded.qty_mask[B:].any()
+    plogp, pgrads = run(padded, levels=4)
+    assert torch.allclose(plogp[:B, :L], logp, rtol=0, atol=1e-12) and (plogp[B:] == 0).all()
+    for name, grad in grads.items():
+        assert torch.allclose(pgrads[name], grad, rtol=1e-10, atol=1e-12), name
+    with pytest.raises(ValueError, match="cannot pad"):
+        batch.padded(T - 1, L, Q, B)
+    with pytest.raises(ValueError, match="merge levels"):
+        dense_plan([[0, 2, 10, 11, 1, 12, 13]], 4, 7, levels=1)

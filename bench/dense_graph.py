@@ -277,7 +277,8 @@ def main(argv=None) -> int:
     print(f"batch shapes (T, L, Q, K) over {args.epochs} epochs: {report['shapes']['exact']} distinct, "
           f"{report['shapes']['rounded']} with T, L, Q, K rounded up to 16, 4, 4, 2", flush=True)
     if args.train_epochs:
-        report["training"] = epochs_compared(model, encoding, train, cfg, args, device)
+        with float32_products(cuda):  # fp32 as the trainer runs it on CUDA: no TF32
+            report["training"] = epochs_compared(model, encoding, train, cfg, args, device)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2))
     return 0

@@ -106,7 +106,8 @@ def epochs_compared(model, encoding, train, cfg, args, device) -> dict:
     trainer's own step (``train_step``, row-wise pass), and the step with the dense pass on batches padded
     to their rounded shape, on CUDA through one captured graph a shape (captured the first time a shape
     comes; the capture's seconds are counted in its epoch and reported apart), on the CPU eager (a check of
-    the machinery). Seconds an epoch, mean batch loss, captures."""
+    the machinery). Seconds an epoch (the dense way's include building each batch's plan on the host, twice),
+    mean batch loss, captures, peak GPU memory."""
     cuda = device.type == "cuda"
     config = TrainConfig(batch_size=args.batch_size, device=device.type, precision="fp32", progress=False)
     start = {k: v.clone() for k, v in model.state_dict().items()}
@@ -115,6 +116,8 @@ def epochs_compared(model, encoding, train, cfg, args, device) -> dict:
         torch.manual_seed(0)
         model.load_state_dict(start)
         model.train()
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
         optimizer = make_optimizer(model, config, device)
         scaler = torch.amp.GradScaler(device.type, enabled=False)
         rng, graphs, capture_s, epochs = random.Random(0), {}, 0.0, []
@@ -152,9 +155,8 @@ def epochs_compared(model, encoding, train, cfg, args, device) -> dict:
                 torch.cuda.synchronize()
             epochs.append({"seconds": time.perf_counter() - t0, "loss": total / n})
         out[way] = {"epochs": epochs, "captures": len(graphs), "capture_s": capture_s}
-        if cuda:
+        if cuda:  # the graphs of the agreement and speed checks above are still held
             out[way]["peak_gpu_mb"] = torch.cuda.max_memory_allocated() / 2**20
-            torch.cuda.reset_peak_memory_stats()
         print(f"  training, {way}: " + ", ".join(f"epoch {i + 1} {e['seconds']:.2f} s (loss {e['loss']:.3f})"
                                                  for i, e in enumerate(epochs))
               + (f"; {len(graphs)} captures, {capture_s:.1f} s of them" if graphs else ""), flush=True)

@@ -178,7 +178,7 @@ class Batch:
 
         lengths = torch.ones(B, dtype=self.lengths.dtype)
         lengths[:b] = self.lengths
-        n_quantities = torch.zeros(B, dtype=self.n_quantities.dtype)
+        n_quantities = self.n_quantities.new_zeros(B)
         n_quantities[:b] = self.n_quantities
         return Batch(grow(self.tokens, T, 0), lengths, grow(self.qty_positions, Q, 0), grow(self.qty_mask, Q, False),
                      n_quantities, None if self.qty_class is None else grow(self.qty_class, Q, -1),

@@ -43,7 +43,7 @@ from bench.gpu_speed import counted  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_decoder import DecoderContext  # noqa: E402
-from solvers.gts_dense import DensePlan, dense_log_probs, dense_plan  # noqa: E402
+from solvers.gts_dense import DensePlan, dense_log_probs, plan_of_targets  # noqa: E402
 from solvers.gts_teacher import tree_loss  # noqa: E402
 from solvers.base import TrainConfig  # noqa: E402
 from solvers.trainer import float32_products, length_bucketed, make_optimizer, train_step  # noqa: E402
@@ -67,11 +67,6 @@ class DenseLoss(nn.Module):
         return -dense_log_probs(self.decoder, ctx, target, target_mask, qty_class, plan).sum()
 
 
-def plan_of(batch, n_ops: int) -> DensePlan:
-    lengths = batch.target_mask.sum(1).tolist()
-    return dense_plan([ids[:n] for ids, n in zip(batch.target.tolist(), lengths)], n_ops, batch.target.shape[1])
-
-
 def dense_args(ctx: DecoderContext, batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
     return (*ctx._fields(), batch.target, batch.target_mask, batch.qty_class, plan.parent, plan.is_right,
             plan.left_step, plan.merge_pos, plan.merge_left, plan.merge_valid)
@@ -81,11 +76,12 @@ def up(n: int, m: int) -> int:
     return -(-n // m) * m
 
 
-def shape_key(batch, plan: DensePlan) -> tuple[int, int, int, int]:
-    """The padded shape a batch is captured at: tokens T up to a multiple of 16, target positions L and
-    quantity slots Q of 4, merge levels K of 2."""
-    return (up(batch.tokens.shape[1], 16), up(batch.target.shape[1], 4), up(batch.qty_positions.shape[1], 4),
-            up(plan.levels, 2))
+def rounded_plan(batch, n_ops: int, rows: int | None = None) -> tuple[tuple[int, int, int, int], DensePlan]:
+    """The padded shape a batch is captured at, (T, L, Q, K): tokens T up to a multiple of 16, target positions
+    L and quantity slots Q of 4, merge levels K of 2; and the batch's plan at that shape (``rows`` rows)."""
+    L = up(batch.target.shape[1], 4)
+    plan = plan_of_targets(batch.target, batch.target_mask, n_ops, L, rows, level_multiple=2)
+    return (up(batch.tokens.shape[1], 16), L, up(batch.qty_positions.shape[1], 4), plan.levels), plan
 
 
 def shapes(train, encoding, n_ops: int, batch_size: int, epochs: int) -> dict:
@@ -95,9 +91,9 @@ def shapes(train, encoding, n_ops: int, batch_size: int, epochs: int) -> dict:
     for _ in range(epochs):
         for chunk in length_bucketed(train, batch_size, rng):
             batch = encoding.batch(chunk)
-            plan = plan_of(batch, n_ops)
-            exact.add((batch.tokens.shape[1], batch.target.shape[1], batch.qty_positions.shape[1], plan.levels))
-            rounded.add(shape_key(batch, plan))
+            levels = plan_of_targets(batch.target, batch.target_mask, n_ops).levels
+            exact.add((batch.tokens.shape[1], batch.target.shape[1], batch.qty_positions.shape[1], levels))
+            rounded.add(rounded_plan(batch, n_ops)[0])
     return {"epochs": epochs, "exact": len(exact), "rounded": len(rounded)}
 
 
@@ -106,7 +102,7 @@ def epochs_compared(model, encoding, train, cfg, args, device) -> dict:
     trainer's own step (``train_step``, row-wise pass), and the step with the dense pass on batches padded
     to their rounded shape, on CUDA through one captured graph a shape (captured the first time a shape
     comes; the capture's seconds are counted in its epoch and reported apart), on the CPU eager (a check of
-    the machinery). Seconds an epoch (the dense way's include building each batch's plan on the host, twice),
+    the machinery). Seconds an epoch (the dense way's include building each batch's plan on the host),
     mean batch loss, captures, peak GPU memory."""
     cuda = device.type == "cuda"
     config = TrainConfig(batch_size=args.batch_size, device=device.type, precision="fp32", progress=False)
@@ -130,11 +126,8 @@ def epochs_compared(model, encoding, train, cfg, args, device) -> dict:
                 if way == "rowwise":
                     loss = train_step(model, batch.to(device), config, optimizer, scaler, device, None)
                 else:
-                    key = shape_key(batch, plan_of(batch, model.decoder.n_ops))
-                    T, L, Q, K = key
-                    lengths = batch.target_mask.sum(1).tolist()
-                    targets = [ids[:k] for ids, k in zip(batch.target.tolist(), lengths)]
-                    plan = dense_plan(targets + [[]] * (args.batch_size - len(targets)), model.decoder.n_ops, L, K)
+                    key, plan = rounded_plan(batch, model.decoder.n_ops, args.batch_size)
+                    T, L, Q, _ = key
                     padded, plan = batch.padded(T, L, Q, args.batch_size).to(device), plan.to(device)
                     if cuda and key not in graphs:
                         c0 = time.perf_counter()
@@ -145,7 +138,7 @@ def epochs_compared(model, encoding, train, cfg, args, device) -> dict:
                         capture_s += time.perf_counter() - c0
                     step = graphs[key] if cuda else DenseLoss(model.decoder)
                     optimizer.zero_grad(set_to_none=True)
-                    loss = step(*dense_args(model.context(padded), padded, plan)) / sum(lengths)
+                    loss = step(*dense_args(model.context(padded), padded, plan)) / batch.target_mask.sum()
                     loss.backward()
                     if config.grad_clip:
                         torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
@@ -192,7 +185,7 @@ def main(argv=None) -> int:
     n_ops = model.decoder.n_ops
     batch_problems = next(length_bucketed(train, args.batch_size, random.Random(0)))
     batch = encoding.batch(batch_problems).to(device)
-    plan = plan_of(batch, n_ops).to(device)
+    plan = plan_of_targets(batch.target, batch.target_mask, n_ops).to(device)
     report: dict = {"device": str(device), "gpu": torch.cuda.get_device_name() if cuda else "none",
                     "torch": torch.__version__, "args": vars(args),
                     "batch": {"T": batch.tokens.shape[1], "L": batch.target.shape[1], "K": plan.levels}}

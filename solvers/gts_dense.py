@@ -53,13 +53,16 @@ class DensePlan:
         return DensePlan(*(getattr(self, f.name).to(device, non_blocking=True) for f in fields(self)))
 
 
-def dense_plan(targets: list[list[int]], n_ops: int, length: int, levels: int | None = None) -> DensePlan:
+def dense_plan(targets: list[list[int]], n_ops: int, length: int, levels: int | None = None,
+               level_multiple: int = 1) -> DensePlan:
     """The :class:`DensePlan` of B prefix sequences (ids < n_ops are operators; each its own length, the
     batch padded to ``length``), on the host, with ``levels`` merge levels (default: as many as the longest
-    chain; more pad it). Padding positions point at step 0 and merge nothing."""
+    chain, rounded up to a multiple of ``level_multiple``; more pad it). Padding positions point at step 0
+    and merge nothing."""
     B = len(targets)
     parent, is_right, left_step, chains = _plan_lists(targets, n_ops, length)
     K = max(1, max((len(chain) for rows in chains for chain in rows), default=0))
+    K = -(-K // level_multiple) * level_multiple
     if levels is not None:
         if levels < K:
             raise ValueError(f"{levels} merge levels: a leaf of the batch closes {K} operators")
@@ -80,6 +83,17 @@ def dense_plan(targets: list[list[int]], n_ops: int, length: int, levels: int | 
                      torch.tensor(pos), torch.tensor(left) * B + row, torch.tensor(valid))
 
 
+def plan_of_targets(target: torch.Tensor, target_mask: torch.Tensor, n_ops: int, length: int | None = None,
+                    rows: int | None = None, level_multiple: int = 1) -> DensePlan:
+    """The :class:`DensePlan` of a batch's (B, L) targets, read back to the host (a device read: call it before
+    a captured pass, not inside), optionally padded to ``length`` positions and ``rows`` rows (the added rows
+    plan nothing) and with its merge levels rounded up to a multiple of ``level_multiple``."""
+    lengths = target_mask.sum(1).tolist()
+    targets = [ids[:n] for ids, n in zip(target.tolist(), lengths)]
+    targets += [[]] * ((rows or len(targets)) - len(targets))
+    return dense_plan(targets, n_ops, target.shape[1] if length is None else length, level_multiple=level_multiple)
+
+
 def dense_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor,
                     qty_class: torch.Tensor | None = None, plan: DensePlan | None = None) -> torch.Tensor:
     """(B, L) log-probability of each target token given the gold prefix (0 at padding), as
@@ -89,8 +103,7 @@ def dense_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, 
     B, L = target.shape
     device = target.device
     if plan is None:
-        lengths = target_mask.sum(1).tolist()
-        plan = dense_plan([ids[:n] for ids, n in zip(target.tolist(), lengths)], dec.n_ops, L).to(device)
+        plan = plan_of_targets(target, target_mask, dec.n_ops).to(device)
     dtype = state_dtype(ctx.enc)
     rows = torch.arange(B, device=device)
     first_quantity = dec.n_ops + dec.n_constants

@@ -8,7 +8,7 @@ import torch
 
 from solvers.gts import GTSConfig, GTSModel
 from solvers.gts_decoder import DecoderContext
-from solvers.gts_dense import dense_log_probs, dense_plan
+from solvers.gts_dense import dense_log_probs, dense_plan, plan_of_targets
 from solvers.vocab import build_encoding
 from test_gts_teacher import hand_problems
 
@@ -71,9 +71,7 @@ def test_given_its_plan_the_pass_reads_nothing_back_from_the_device():
     """On the meta device tensors have shapes and no values: a .tolist(), .item() or bool() of one raises,
     as a host read inside a CUDA graph capture would. Forward and backward, dropout on, the rule on."""
     model, batch = model_and_batch(True, dropout=0.5)
-    lengths = batch.target_mask.sum(1).tolist()
-    plan = dense_plan([ids[:n] for ids, n in zip(batch.target.tolist(), lengths)], model.decoder.n_ops,
-                      batch.target.shape[1])
+    plan = plan_of_targets(batch.target, batch.target_mask, model.decoder.n_ops)
     with torch.no_grad():
         ctx = model.context(batch)
     meta = torch.device("meta")
@@ -98,9 +96,9 @@ def test_a_batch_padded_to_larger_shapes_gives_the_same_losses_and_gradients():
 
     def run(b, levels=None):
         model.zero_grad()
-        lengths = b.target_mask.sum(1).tolist()
-        plan = dense_plan([ids[:n] for ids, n in zip(b.target.tolist(), lengths)], model.decoder.n_ops,
-                          b.target.shape[1], levels)
+        plan = (plan_of_targets(b.target, b.target_mask, model.decoder.n_ops) if levels is None else
+                dense_plan([ids[:n] for ids, n in zip(b.target.tolist(), b.target_mask.sum(1).tolist())],
+                           model.decoder.n_ops, b.target.shape[1], levels))
         logp = dense_log_probs(model.decoder, model.context(b), b.target, b.target_mask, b.qty_class, plan)
         (-logp.sum()).backward()
         return logp.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}

@@ -47,8 +47,9 @@ class Booked(Counter):
                 row["clause"] = "".join(host.tokens[slice(*u.spans[c])])
             if d is not None and (c, d) in frame.get("made", ()):  # a drawn donor, not a stale loop variable
                 donors, donor_units = frame.get("donor_problems", problems), frame.get("donor_units", frame["units"])
-                row["donor"] = donors[d].text
-                out = operation1(host, u, c, donors[d], donor_units[d], "", 1)
+                donor, donor_u = frame.get("donor", donors[d]), frame.get("donor_u", donor_units[d])  # a swapped donor
+                row["donor"] = donor.text
+                out = operation1(host, u, c, donor, donor_u, "", 1)
                 row["would_be"] = out if isinstance(out, str) else out.text
             self.book[key].append(row)
         super().__setitem__(key, value)

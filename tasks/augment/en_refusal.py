@@ -41,6 +41,10 @@ def en_refusal(host: Problem, u: Units, c: int, donor: Problem, narrative: Seque
                                                         or host.tokens[end - 1] == ","):
         return "op1_statement_inside_a_sentence"  # "After paying for the pie, [two sentences], her friend"
     words = {t.lower() for t in host.tokens[start:end]}
+    if "than" in words:
+        return "op1_statement_compares_with_another"  # "Juan has 175 more marbles than Connie", Connie's told before
+    if c > 0 and _follows_the_asked_event(host, u, c):
+        return "op1_statement_is_what_is_left"  # "She gave Alyssa some of her seashells. She has 69 seashells."
     if c > 0 and words & {"left", "remaining", "now"}:
         return "op1_statement_is_what_is_left"  # "He has 32 dollars left over", "He now has 56": the host's own outcome
     if words & _TOTAL and _counted_elsewhere(host, u, c):
@@ -165,6 +169,22 @@ def _verbs(tokens: Sequence[str]) -> set[str]:
             if lem != low and lem not in _PLAIN_VERBS:
                 out.add(lem)
     return out
+
+
+def _asked_events(host: Problem, u: Units) -> list[int]:
+    """The clauses that tell, without a number, an event of a verb the host's question asks about ("She gave
+    Alyssa some of her seashells." for "How many seashells did she give to Alyssa?")."""
+    asked = {lemma(t.lower()) for t in host.tokens[u.spans[-1][0]:] if t.isalpha()}
+    positions = set(u.qty_pos)
+    return [k for k, (a, b) in enumerate(u.spans[:-1])
+            if not positions & set(range(a, b)) and _verbs(host.tokens[a:b]) & asked]
+
+
+def _follows_the_asked_event(host: Problem, u: Units, c: int) -> bool:
+    """Statement ``c`` comes after the event the question asks about, so it states what that event left: a
+    narrative told in its place would put its own events after the asked one ("She gave Alyssa some of her
+    seashells. Joan has 53 seashells. She gets 16 more from Steve. How many did she give?" is not 72 - 69)."""
+    return any(k < c for k in _asked_events(host, u))
 
 
 def _repeats_the_asked_event(host: Problem, u: Units, c: int, narrative: Sequence[str]) -> bool:

@@ -15,6 +15,7 @@ Sampling is seeded, a few candidates per problem, never a pairwise comparison of
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Sequence
 
 from mwp.expr import Qty, quantity_slots, substitute
@@ -166,6 +167,23 @@ def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, dono
     return asked_of, holder
 
 
+def _swapped_donor(donor: Problem, old: str, new: str, entities) -> tuple | str:
+    """An English donor asking for noun ``old``, told of ``new`` by operation 2's swap (every mention, the
+    verb licence, no merge with a noun it already has): (problem, units, reading, opening, predicate asked),
+    the problem keeping the donor's id, or the swap's refusal reason."""
+    out = swap_entity(donor, entities.entity("noun", old), entities.entity("noun", new), "geca_op1", "", 0,
+                      entities.gender, entities.takes)
+    if isinstance(out, str):
+        return out
+    out = replace(out, id=donor.id, provenance=donor.provenance)
+    u, reading = clause_units(out), read(out, elided=True)
+    if reading.question_entity != new:
+        return "question_not_read_as_the_new_noun"
+    q_start, q_end = u.spans[-1]
+    return (out, u, reading, opening(out, u.spans[:-1], u.qty_pos, reading),
+            predicate(out.tokens, q_start, q_end, new, out.language))
+
+
 def _donor_inconsistent(problem: Problem, u: Units, reading, elided: bool = False) -> str | None:
     """A donor's question must be about its own narrative: the entity it asks for is counted by a quantity
     its expression uses, and the person it names is named there ("Adam fills 5 bags with bananas. How
@@ -197,7 +215,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     donor_units = [clause_units(t) if d in told else units[d] for d, t in enumerate(donor_problems)]
     donor_readings = [read(t, elided=True) for t in donor_problems]  # "How many are left?" donates (entities.py)
     # A holder's gender where a rename rewrites pronouns: the lexicon, the pool's pronouns, then plain conventions
-    genders = {**CONVENTIONAL_GENDERS, **pool_entities(problems, lexicon_genders()).gender}
+    entities = pool_entities(problems, lexicon_genders())
+    genders = {**CONVENTIONAL_GENDERS, **entities.gender}
     # Donors by (entity, what the question says of it): a host statement looks up its own pair, so only
     # donors whose question asks for what the statement states are ever drawn.
     donors: dict[tuple[str, frozenset[str]], list[int]] = defaultdict(list)
@@ -232,7 +251,14 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 kind[d] = entity_adjectives(problem.tokens, q_start, q_end, reading.question_entity)
                 if is_holding_question(asks[d] - kind[d], neutral("en")[0]):  # "How many bottle caps does X have?"
                     holding_donors[reading.question_entity].append(d)
-    entities_asked = {entity for entity, _ in donors}
+    # English donors by what their question says alone: one asking the same of another noun is told of the
+    # host's noun by operation 2's swap (_swapped_donor), where the pool shows the two nouns as alternatives.
+    by_states: dict[frozenset[str], list[int]] = defaultdict(list)
+    for (entity, states), ds in donors.items():
+        by_states[states] += [d for d in ds if donor_problems[d].language == "en" and entity in nouns_of(problems[d])]
+    swaps: dict[tuple[int, str], tuple | str] = {}  # (donor, host noun) -> the donor told of it, or why not
+    entities_asked = {entity for entity, _ in donors} | {
+        alt for entity, _ in donors for alt in entities.alternatives.get(("noun", entity), ())}
     order = list(range(len(problems)))
     rng.shuffle(order)
     for p in order:
@@ -289,9 +315,12 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                     and entity not in reading.quantity_entities[:slot]:  # after "had 27 cards", "has 72" reads as a total
                 held += [d for d in holding_donors.get(entity, ()) if d not in exact and d not in held
                          and kind[d] == own_kind]  # "51 bottle caps": questions about bottle caps only
-            pool = exact + held
+            swapped = [d for d in by_states.get(states - neutral(lang)[1], ()) if lang == "en"
+                       and entity in entities.alternatives.get(("noun", donor_readings[d].question_entity), ())
+                       and kind[d] == own_kind]  # "How many apples did Joan pick?" told of pears
+            pool = exact + held + swapped
             if pool:
-                clauses.append((c, entity, states, pool, set(held), own_kind))
+                clauses.append((c, entity, states, pool, set(held), set(swapped), own_kind))
             else:
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
         if not clauses:
@@ -302,28 +331,36 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap if lang == "zh" else 4 * cfg.per_problem_cap):
             if len(batch.candidates) - before >= cfg.per_problem_cap:
                 break
-            c, entity, states, pool, held, own_kind = clauses[rng.randrange(len(clauses))]
+            c, entity, states, pool, held, swapped, own_kind = clauses[rng.randrange(len(clauses))]
             d = pool[rng.randrange(len(pool))]
             if d == p or (c, d) in made:
                 continue
             made.add((c, d))
-            if d not in held and not agree(states, asks[d], lang):
+            donor, donor_u, donor_reading, first, asked = donor_problems[d], donor_units[d], donor_readings[d], \
+                openings.get(d), asks.get(d)
+            if d in swapped:
+                if (d, entity) not in swaps:
+                    swaps[d, entity] = _swapped_donor(donor, donor_reading.question_entity, entity, entities)
+                if isinstance(swaps[d, entity], str):
+                    batch.rejected["op1_donor_swap_" + swaps[d, entity].removeprefix("swap_")] += 1
+                    continue
+                donor, donor_u, donor_reading, first, asked = swaps[d, entity]
+            if d not in held and not agree(states, asked, lang):
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
                 continue
-            host_words, donor_words = _content(host), _content(donor_problems[d])
+            host_words, donor_words = _content(host), _content(donor)
             if len(host_words & donor_words) > 0.5 * len(host_words | donor_words):
                 batch.rejected["op1_donor_near_duplicate"] += 1  # the narrative would repeat the host's
                 continue
             start, end = u.spans[c]
-            narrative = donor_problems[d].tokens[:donor_units[d].spans[-1][0]]
+            narrative = donor.tokens[:donor_u.spans[-1][0]]
             if _rated(host, narrative) & _rated(host, host.tokens[:start] + host.tokens[end:]):
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
-            holder, asked_of = reading.clause_holders[c], donor_readings[d].question_holder
+            holder, asked_of = reading.clause_holders[c], donor_reading.question_holder
             if asked_of is None and len(names_in(narrative)) == 1 and lang != "zh" and \
-                    donor_readings[d].clause_holders[0] in names_in(narrative):
+                    donor_reading.clause_holders[0] in names_in(narrative):
                 asked_of = next(iter(names_in(narrative)))  # "Randy has 78 blocks. ... How many blocks are left?"
-            first = openings.get(d)
             if d in held and (first is None or first[0] != entity or first[2] != asked_of) or first and \
                     first[0] == entity and asked_of in names_in(narrative) and first[2] in names_in(narrative) - {asked_of}:
                 batch.rejected["op1_donor_question_not_about_its_opening"] += 1  # "Peter bakes ... Joan buys ... Joan"
@@ -332,20 +369,20 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 batch.rejected["op1_host_asks_what_the_event_made"] += 1  # "grew 4, rabbits ate 3" for "... did they grow"
                 continue
             if lang != "zh":
-                refusal = en_refusal(host, u, c, donor_problems[d], narrative)
+                refusal = en_refusal(host, u, c, donor, narrative)
                 if refusal:
                     batch.rejected[refusal] += 1
                     continue
             if lang == "zh":
-                refusal = zh_refusal(host, u, c, entity, states, donor_problems[d], narrative, holder, asked_of)
+                refusal = zh_refusal(host, u, c, entity, states, donor, narrative, holder, asked_of)
                 if refusal:
                     batch.rejected[refusal] += 1
                     continue
-            rename = _protagonist_rename(host, end, holder, donor_problems[d], asked_of, genders)
+            rename = _protagonist_rename(host, end, holder, donor, asked_of, genders)
             if isinstance(rename, str):
                 batch.rejected[rename] += 1
                 continue
-            detail = (f"clause={c} donor={donor_problems[d].id} entity={entity!r} holder={holder or asked_of or '-'} "
+            detail = (f"clause={c} donor={donor.id} entity={entity!r} holder={holder or asked_of or '-'} "
                       f"predicate={sorted(states)}")
             if rename:
                 detail += f" renamed={rename[0]}->{rename[1]}"
@@ -354,7 +391,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 detail += " holding"
             if d in told:
                 detail += " condition-told"
-            out = operation1(host, u, c, donor_problems[d], donor_units[d], detail, round_, rename)
+            if d in swapped:
+                detail += f" donor-swapped={donor_readings[d].question_entity}->{entity}"
+            out = operation1(host, u, c, donor, donor_u, detail, round_, rename)
             if isinstance(out, str):
                 batch.rejected[out] += 1
             else:

@@ -5,7 +5,8 @@ pencils"). Environments (swap.py) license pumpkin ~ pencil when the two fill som
 
 Most verbs of word problems take anything a story can hold (buy, give, find, put, collect, take, sell): no
 licence for them. A few select their object: what is grown, planted, harvested or picked is a crop, what is
-baked, cooked, eaten or drunk is food, what is read is a text. ``SELECTIVE`` names these verbs, a list chosen
+baked, cooked, eaten or drunk is food, what is read is a text, what is spent is money or a currency
+(arcade tickets: "spent 12 of her peanuts on a hat" is no purchase). ``SELECTIVE`` names these verbs, a list chosen
 by reading the MAWPS pool's verb-object table, where their objects are nouns of one kind (with a few
 containers: "picked 3 bags", "harvest 83 sacks") while "buy" and "give" take things of every kind. Which
 nouns of the kind a verb takes is not listed here: it is what the pool shows. A swap to X in a problem
@@ -30,11 +31,12 @@ from mwp.text import is_number_token
 from tasks.augment.entities import _AUX, _BE, entity_key, noun_run, question_span, read
 from tasks.augment.morph import lemma
 
-SELECTIVE = frozenset("grow plant harvest pick bake cook eat drink read".split())
+SELECTIVE = frozenset("grow plant harvest pick bake cook eat drink read spend".split())
 _CROP = ("grow", "plant", "harvest", "pick")
 # verb -> the verbs whose attested objects it may take as well (its own included)
 _SHARES = {**{v: _CROP for v in _CROP}, "bake": ("bake", "cook"), "cook": ("bake", "cook"),
-           "eat": ("eat", "bake", "cook") + _CROP, "drink": ("drink",), "read": ("read",)}
+           "eat": ("eat", "bake", "cook") + _CROP, "drink": ("drink",), "read": ("read",),
+           "spend": ("spend",)}  # what is spent is money or what stands for it ("spent 12 of her tickets")
 
 # Words that may stand between a verb and its quantity ("ate another 3", "picked a total of 12").
 _BETWEEN = frozenset("another more only also just a an the total of about over nearly all exactly some "

@@ -7,7 +7,9 @@ the same entity (entities.py: singular and plural folded), and, where both name 
 q's narrative takes the place of s'_i; q's expression takes the place of the quantity of s'_i in e'.
 English holdings pair beyond an equal predicate ("has 24 oranges stored in boxes" with "How many oranges
 will Melissa have?"; "bakes 62 tarts" with a narrative that opens "bakes 66 tarts" and asks what is
-left): holding.py.
+left): holding.py. An English donor whose question says the same of another noun, which the pool shows as
+the statement's noun's alternative, is told of that noun by operation 2's swap first ("How many blocks does
+Wanda have in all?" donates to "Lucy has 290 crayons."): ``_swapped_donor``.
 Operation 2 swaps one entity of q (a name or a counted noun) for an alternative the pool shows in a
 common environment, everywhere in q, question included (swap.py); the expression is kept.
 Sampling is seeded, a few candidates per problem, never a pairwise comparison of problems.

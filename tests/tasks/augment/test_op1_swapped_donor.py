@@ -28,6 +28,12 @@ def _made(pool, parents=("h", "d")):
     return batch, [c for c in batch.candidates if c.provenance.parents == parents]
 
 
+def _refused(pool, reason):
+    """Nothing composed of host h and donor d, and ``reason`` counted."""
+    batch, made = _made(pool)
+    assert made == [] and batch.rejected[reason] >= 1
+
+
 def test_a_donor_asking_for_an_alternative_noun_is_told_of_the_hosts_and_composes():
     batch, made = _made([HOST, DONOR, CRAYONS, BLOCKS])
     kept, _ = verify(made)
@@ -50,8 +56,7 @@ def test_a_donor_that_already_counts_the_hosts_noun_is_refused_not_merged():
     # Told of crayons, "gives Wanda 79 crayons" and the blocks would become one entity.
     donor = build_problem("d", "Wanda has 4 blocks. Theresa gives Wanda 79 blocks and 3 crayons. How many blocks does "
                           "Wanda have in all?", "x=4+79", 83, "toy")
-    batch, made = _made([HOST, donor, CRAYONS, BLOCKS])
-    assert made == [] and batch.rejected["op1_donor_swap_target_already_in_problem"] >= 1
+    _refused([HOST, donor, CRAYONS, BLOCKS], "op1_donor_swap_target_already_in_problem")
 
 
 def test_a_swap_the_verb_licence_refuses_is_a_counted_rejection():
@@ -62,8 +67,7 @@ def test_a_swap_the_verb_licence_refuses_is_a_counted_rejection():
                           "toy")
     env = [build_problem(f"o{i}", f"Sam found 5 {noun} in the park. He lost 2. How many {noun} does Sam have?",
                          "x=5-2", 3, "toy") for i, noun in enumerate(("pencils", "pumpkins"))]
-    batch, made = _made([host, donor, *env])
-    assert made == [] and batch.rejected["op1_donor_swap_verb_does_not_take_noun"] >= 1
+    _refused([host, donor, *env], "op1_donor_swap_verb_does_not_take_noun")
 
 
 def test_what_is_spent_must_be_something_the_pool_spends():
@@ -83,8 +87,7 @@ def test_a_statement_comparing_with_someone_told_elsewhere_is_refused():
                          "Juan have?", "x=39+175", 214, "toy")
     donor = build_problem("d", "Karen has 639 marbles. Cindy has 504 marbles. How many more marbles does Karen have "
                           "than Cindy?", "x=639-504", 135, "toy")
-    batch, made = _made([host, donor])
-    assert made == [] and batch.rejected["op1_statement_compares_with_another"] >= 1
+    _refused([host, donor], "op1_statement_compares_with_another")
 
 
 def test_a_statement_after_the_event_the_question_asks_about_is_refused():
@@ -93,8 +96,7 @@ def test_a_statement_after_the_event_the_question_asks_about_is_refused():
                          "seashells. How many seashells did she give to Alyssa?", "x=72-69", 3, "toy")
     donor = build_problem("d", "Mary has 53 seashells. She gets 16 more from Steve. How many seashells does Mary have "
                           "in all?", "x=53+16", 69, "toy")
-    batch, made = _made([host, donor])
-    assert made == [] and batch.rejected["op1_statement_is_what_is_left"] >= 1
+    _refused([host, donor], "op1_statement_is_what_is_left")
     # The same donor for the statement before the gift composes.
     first = build_problem("h", "Joan has 72 seashells. She gave Alyssa 3 of her seashells. How many seashells does "
                           "Joan have?", "x=72-3", 69, "toy")

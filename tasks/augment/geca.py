@@ -267,6 +267,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if batch.full(cfg):
             break
         host, u, reading = problems[p], units[p], readings[p]
+        made: set[tuple[int, int]] = set()  # (clause, donor) pairs drawn for this host (bench/op1_refusals.py reads it)
         lang = host.language
         if has_abbreviation(host.tokens):
             batch.rejected["op1_abbreviation_cuts_a_clause"] += 1
@@ -328,7 +329,6 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if not clauses:
             batch.rejected["op1_no_statement_with_a_donor"] += 1
             continue
-        made: set[tuple[int, int]] = set()
         before = len(batch.candidates)  # the cap counts candidates made (AugmentConfig), not pairs tried
         for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap if lang == "zh" else 4 * cfg.per_problem_cap):
             if len(batch.candidates) - before >= cfg.per_problem_cap:

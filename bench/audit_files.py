@@ -5,11 +5,17 @@ An audit writes ``<out>/<name>.sample.jsonl``, one JSON object a line with an em
 ``reason``; a person copies it to ``<name>.judged.jsonl`` and fills both by reading each item. The
 scorers read every ``*.judged.jsonl`` of a folder and refuse a row whose verdict is not one they know,
 naming the file and line, so a half-judged file is never scored.
+
+A new sample may hold texts an earlier audit judged: ``carry`` fills their verdicts from the judged files of
+given folders (same text and equation; the reason names the file it came from) and leaves the rest empty:
+
+    python bench/audit_files.py carry SAMPLE.jsonl OUT.jsonl docs/audits
 """
 from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Iterable
 
@@ -58,3 +64,41 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def carry_verdicts(rows: list[dict], folders: Iterable[Path], verdicts: tuple[str, ...]) -> int:
+    """Fill, in place, the empty verdict of each row whose text and equation a judged file of candidates under
+    ``folders`` (searched recursively, first file in path order wins) already judged; returns how many were
+    filled. Judged files of another audit (bench/sd_audit.py's, whose rows name no operator and have other
+    verdicts) are not read."""
+    known: dict[tuple, tuple[str, str, str]] = {}
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*.judged.jsonl")):
+            first = next((line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()), "{}")
+            if '"operator"' not in first:
+                continue
+            for row in read_judged(path, verdicts):
+                known.setdefault((row["text"], row.get("equation")), (row["verdict"], row.get("reason", ""), str(path)))
+    filled = 0
+    for row in rows:
+        hit = None if row.get("verdict") else known.get((row["text"], row.get("equation")))
+        if hit:
+            verdict, reason, path = hit
+            row["verdict"], row["reason"] = verdict, f"{reason} (carried over from the identical text in {path})"
+            filled += 1
+    return filled
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 4 or argv[0] != "carry":
+        print("usage: python bench/audit_files.py carry SAMPLE.jsonl OUT.jsonl FOLDER [FOLDER ...]", file=sys.stderr)
+        return 2
+    rows = [json.loads(line) for line in Path(argv[1]).read_text(encoding="utf-8").splitlines() if line.strip()]
+    filled = carry_verdicts(rows, map(Path, argv[3:]), ("correct", "wrong_label", "incoherent_text"))
+    write_sample(Path(argv[2]), rows)
+    print(f"{len(rows)} rows: {filled} verdicts carried over, {len(rows) - filled} to read -> {argv[2]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,21 @@ def dump_round(kind: str, where: str, out: str, operator: str = "geca_op1") -> N
                                  "detail": c.provenance.detail}, ensure_ascii=False) + "\n")
 
 
+def diversity(rows: list[dict]) -> dict:
+    """How many kinds a round's candidates are: texts distinct once names are masked (bench/rename_dups.py's
+    reading), hosts (first parents), composed templates (the equation with its numbers masked) and pairs of
+    host and template."""
+    from rename_dups import OPENERS
+
+    def masked(text: str) -> str:
+        return " ".join("<name>" if t[:1].isupper() and t not in OPENERS else t for t in text.replace("'", " '").split())
+
+    template = [re.sub(r"\d+(\.\d+)?", "N", r["equation"]) for r in rows]
+    hosts = [r["parents"][0]["id"] for r in rows]
+    return {"verified": len(rows), "distinct_up_to_names": len({(masked(r["text"]), r["equation"]) for r in rows}),
+            "hosts": len(set(hosts)), "templates": len(set(template)), "host_x_template": len(set(zip(hosts, template)))}
+
+
 def run_round(tree: Path, kind: str, where: str, out: Path, operator: str) -> list[dict]:
     code = (f"import sys; sys.path.insert(0, {str(tree)!r}); sys.path.insert(1, {str(ROOT / 'bench')!r}); "
             f"import op1_new_sample as s; s.dump_round({kind!r}, {where!r}, {str(out)!r}, {operator!r})")
@@ -88,6 +104,7 @@ def main() -> int:
             gone = [r for r in before if r["text"] not in made_after]
             name = f"{args.operator.removeprefix('geca_')}-new-{kind}-{Path(where).name.lower().removesuffix('.json')}-verified"
             print(f"{side}: before {len(before)}, after {len(after)}, new {len(new)}, no longer made {len(gone)}", flush=True)
+            print(f"  kinds before {diversity(before)}\n  kinds after  {diversity(after)}", flush=True)
             for r in gone:
                 print(f"  no longer made: {r['text']}  [{r['equation']}]", flush=True)
                 for parent in r["parents"]:

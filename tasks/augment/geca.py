@@ -261,6 +261,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     swaps: dict[tuple[int, str], tuple | str] = {}  # (donor, host noun) -> the donor told of it, or why not
     entities_asked = {entity for entity, _ in donors} | {
         alt for entity, _ in donors for alt in entities.alternatives.get(("noun", entity), ())}
+    # Texts already made (the pool's, earlier pairs'): a donor's name-swapped twin told of the host's holder
+    # composes the same text as the donor; it is counted and takes no place under the host's cap.
+    made_texts = {q.key() for q in problems}
     order = list(range(len(problems)))
     rng.shuffle(order)
     for p in order:
@@ -398,7 +401,10 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             out = operation1(host, u, c, donor, donor_u, detail, round_, rename)
             if isinstance(out, str):
                 batch.rejected[out] += 1
+            elif out.key() in made_texts:
+                batch.rejected["op1_text_made_already"] += 1  # dedupe (verify.py) would drop it after the cap
             else:
+                made_texts.add(out.key())
                 batch.candidates.append(out)
     return batch
 

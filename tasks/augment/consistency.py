@@ -7,6 +7,9 @@ text that says something else. Each refusal is a counted reason (``check_*``) in
 - ``check_count_not_whole``: the question counts things (not a unit, money or percent) and the answer is
   not a whole number; ``check_zero_answer``: the answer is 0.
 - ``check_orphan_entity``: a swap left a mention of the replaced entity behind.
+- Chinese compositions of named numbers (``zh_numbers.py``: "甲数的(5/8)是25，乙数比甲数的3倍还多25，乙数=？") ask the
+  host's question of numbers, which names no entity: they get the checks that read none (zero answer, unused
+  quantity); the route's own reading of the host statement and the donor question stands for the others.
 - ``check_unused_quantity``: the text holds a quantity the expression ignores that its parents did not
   (original data may mention numbers it does not use; an operator may not add such numbers).
 """
@@ -17,7 +20,7 @@ from typing import Iterable, Mapping, Sequence
 
 from mwp.expr import quantity_slots
 from mwp.problem import Problem
-from tasks.augment import zh
+from tasks.augment import zh, zh_numbers
 from tasks.augment.base import UNIT_WORDS
 from tasks.augment.entities import asks_about_used_entity, entity_key, heads, read
 
@@ -60,6 +63,10 @@ def consistency_reason(candidate: Problem, parents: Sequence[Problem]) -> str | 
     # Operation 1 reads "How many are left?" as the one entity its text counts (entities.question_entity), so a
     # composition whose narrative brings in another entity, or a product, is unreadable here; swaps never do.
     elided = candidate.provenance.operator == "geca_op1"
+    if elided and zh_numbers.composed_by_number(candidate.provenance.detail):
+        # A named number's composition (zh_numbers.py) asks the host's own question of numbers, which counts
+        # nothing ("乙数=？" may well be a fraction): the route's reading stands for the entity checks.
+        return _number_reason(candidate, parents)
     asked = read(candidate, elided).question_entity
     if asked is None:
         return "check_question_unreadable"
@@ -76,12 +83,23 @@ def consistency_reason(candidate: Problem, parents: Sequence[Problem]) -> str | 
         swapped = _swapped(candidate.provenance.detail)
         if swapped is None or _mentions(candidate, swapped[0]) > 0:
             return "check_orphan_entity"
+    return _unused_reason(candidate, parents)
+
+
+def _unused_reason(candidate: Problem, parents: Sequence[Problem]) -> str | None:
     allowed = Counter()
     for parent in parents:
         allowed += _unused_values(parent)
     if _unused_values(candidate) - allowed:
         return "check_unused_quantity"
     return None
+
+
+def _number_reason(candidate: Problem, parents: Sequence[Problem]) -> str | None:
+    """The checks that read no entity, for a composition of named numbers."""
+    if candidate.answer == 0:
+        return "check_zero_answer"
+    return _unused_reason(candidate, parents)
 
 
 def check_candidates(candidates: Iterable[Problem], pool: Mapping[str, Problem]) -> tuple[list[Problem], Counter]:

@@ -36,6 +36,7 @@ from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_ma
                                    refers_to_dropped)
 from tasks.augment.swap import nouns_of, pool_entities, swap_entity
 from tasks.augment.zh_refusal import ZH_ATTEMPTS, zh_clause_refusal, zh_refusal
+from tasks.augment import zh_numbers
 from tasks.augment.zh_self import zh_incoherent
 
 
@@ -226,7 +227,17 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     asks: dict[int, frozenset[str]] = {}
     openings: dict[int, tuple | None] = {}  # English donors: (entity, predicate, holder) of their first clause
     kind: dict[int, frozenset[str]] = {}  # English donors: the words naming the asked entity's kind ("bottle")
+    number_donors: list[zh_numbers.NumberDonor] = []  # Chinese questions asking for a number itself (zh_numbers.py)
     for d, (problem, u, reading) in enumerate(zip(donor_problems, donor_units, donor_readings)):
+        if problem.language == "zh" and donor_ok(problem, u) and question_span(problem) == u.spans[-1] \
+                and zh_numbers.asked(problem, u) is not None:
+            name = zh_numbers.asked(problem, u)
+            reason = zh_numbers.donor_refusal(problem, u, name)
+            if reason:
+                batch.rejected[reason] += 1
+            else:
+                number_donors.append(zh_numbers.NumberDonor(d, name))
+            continue
         if not donor_ok(problem, u) or reading.question_entity is None or has_abbreviation(problem.tokens):
             continue
         if question_span(problem) != u.spans[-1]:
@@ -277,6 +288,11 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             continue
         if question_span(host) != u.spans[-1]:
             batch.rejected["op1_question_not_last"] += 1  # a reordered problem asks first: no narrative to splice into
+            continue
+        numbers = [(c, n) for c in range(len(u.spans) - 1) for n in [zh_numbers.host_clause(host, u, c)] if n] \
+            if lang == "zh" else []
+        if numbers:  # "甲数是35，...": the entity reader sees nothing counted; compose by the number (zh_numbers.py)
+            _compose_numbers(problems, p, u, numbers, number_donors, cfg, rng, batch, made_texts, round_)
             continue
         if _donor_inconsistent(host, u, reading, elided=True):
             batch.rejected["op1_host_question_not_about_its_narrative"] += 1  # a composition would inherit it
@@ -407,6 +423,54 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 made_texts.add(out.key())
                 batch.candidates.append(out)
     return batch
+
+
+def _compose_numbers(problems: Sequence[Problem], p: int, u: Units, numbers: list[tuple[int, str]],
+                     donors: list[zh_numbers.NumberDonor], cfg: AugmentConfig, rng, batch: CandidateBatch,
+                     made_texts: set[str], round_: int) -> None:
+    """Operation 1 for a Chinese host whose statements ``numbers`` give the value of a named number: donors
+    asking for a number, told of the host's (zh_numbers.py), drawn as geca_op1 draws, under the same cap."""
+    host = problems[p]
+    clauses = []
+    for c, name in numbers:
+        refused = zh_numbers.host_refusal(host, u, c, name)
+        if refused:
+            batch.rejected[refused] += 1
+        else:
+            clauses.append((c, name))
+    if not clauses or not donors:
+        batch.rejected["op1_no_statement_with_a_donor"] += 1
+        return
+    host_words = _content(host)
+    before = len(batch.candidates)
+    made: set[tuple[int, int]] = set()  # (clause, donor) pairs drawn for this host (bench/op1_refusals.py reads it)
+    for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap):
+        if len(batch.candidates) - before >= cfg.per_problem_cap:
+            break
+        c, name = clauses[rng.randrange(len(clauses))]
+        d, asked = donors[rng.randrange(len(donors))]
+        if d == p or (c, d) in made:
+            continue
+        made.add((c, d))
+        donor = problems[d]
+        donor_u = clause_units(donor)
+        donor_words = _content(donor)
+        if len(host_words & donor_words) > 0.5 * len(host_words | donor_words):
+            batch.rejected["op1_donor_near_duplicate"] += 1  # the narrative would repeat the host's
+            continue
+        if zh_numbers.results_clash(host, u, c, donor, donor_u):
+            batch.rejected["op1_zh_number_result_said_twice"] += 1  # the donor's 商 beside the host's own 商
+            continue
+        told = zh_numbers.told_of(donor, donor_u, asked, name)
+        detail = f"clause={c} donor={donor.id} number={asked or '一个数'}->{name}"
+        out = operation1(host, u, c, told, clause_units(told), detail, round_)
+        if isinstance(out, str):
+            batch.rejected[out] += 1
+        elif out.key() in made_texts:
+            batch.rejected["op1_text_made_already"] += 1
+        else:
+            made_texts.add(out.key())
+            batch.candidates.append(out)
 
 
 def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_: int) -> CandidateBatch:

@@ -1,0 +1,169 @@
+"""Chinese operation 1 for problems about named numbers (一个数, 某数, 甲数, 乙数), which the entity reader
+(zh.py) cannot read: no classifier, no counted noun, so every such problem is refused as a host or a donor by
+the entity route ("一个数的(5/8)是25，这个数=．" asks for nothing that is counted).
+
+Paper 003's operation 1 on them: the question "这个数=？" and the statement "甲数是35" are alternative fragments
+(the environment is the number), so the donor's narrative takes the statement's place, told of the host's
+number, and the donor's expression the statement's quantity:
+
+    host  甲数是35，乙数比甲数的3倍还多25，乙数=？          35*3+25
+    donor 一个数的(5/8)是25，这个数=．                       25/(5/8)
+    new   甲数的(5/8)是25，乙数比甲数的3倍还多25，乙数=？    25/(5/8)*3+25
+
+Licensed only where the texts show one number on each side: the host's statement is the bare value of one
+named number ("甲数是35", "已知甲数是132") that the rest of the host goes on to use, and whose next clause does not
+lean on it ("甲数是78，是乙数的2倍"); the donor asks for the number itself ("这个数=？", "求这个数", "甲数是多少")
+and its narrative speaks of that number alone (no second number, no digits or kinds of number: "一个两位数",
+"两数的和"). Each refusal is counted by reason (``op1_zh_number_*``)."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import NamedTuple, Sequence
+
+from mwp.problem import Problem
+from tasks.augment.base import Slot, Units, assemble
+
+NAMES = ("甲数", "乙数", "丙数")
+_INTRO = ("一个数", "某数")  # a generic number as a narrative introduces it
+_REFS = ("这个数", "这数", "此数", "该数")  # and as it goes on to refer to it
+# Characters that make 一个数 another word (一个数学小组, 一个数字) or another number (另一个数, 每一个数, 第一个数)
+_NOT_AFTER = set("学字据量位码轴组列值")
+_NOT_BEFORE = set("另每第同")
+# A second number, or a number of a kind or form the composition would not keep (its digits, its parity)
+_OTHER = ("两数", "两个数", "二数", "三数", "三个数", "几个数", "另一个数", "甲、乙", "甲乙", "它们", "位数", "数字",
+          "自然数", "整数", "质数", "合数", "奇数", "偶数", "个位", "十位", "百位", "小数点", "最大", "最小")
+# Words that hold numbers to whole values (a common divisor, a remainder): another value told of them breaks
+# the host ("甲、乙两数的最大公约数是3，最小公倍数是45" with 甲 = 16)
+_WHOLE = ("公约数", "公倍数", "约数", "因数", "倍数", "整除", "余")
+# Words naming the result of an operation: a donor's "商是15" beside a host's own 商 would be two quotients
+_RESULTS = ("商", "余数", "积", "差", "的和", "之和")
+_CONNECTORS = ("已知", "如果", "若", "并且", "且", "而", "又", "那么", "则", "求", "问", "那")
+_HOST_CLAUSE = re.compile(r"^(?:已知|如果|若|并且|且)?(甲数|乙数|丙数)(?:是|为|等于|=)Q[，,．。.；;]*$")
+_QUESTION = re.compile(r"^(?:求|问|那么|则|请问|那么，)?(这个数|这数|此数|该数|原数|某数|甲数|乙数|丙数)"
+                       r"(?:是|为|等于)?(?:多少|几)?=?[？?．。.]*$")
+_PLURAL = ("两数", "两个数", "甲、乙", "甲乙", "它们", "这两个数", "三个数", "三数")
+
+
+class NumberDonor(NamedTuple):
+    index: int  # position in the pool
+    asked: str  # the name its question asks for ("甲数"), or "" for a generic number (一个数 ... 这个数)
+
+
+def composed_by_number(detail: str) -> bool:
+    """True for the provenance detail of a composition made here (geca.py writes "number=一个数->甲数")."""
+    return " number=" in f" {detail}"
+
+
+def _marked(tokens: Sequence[str], start: int, end: int, qty_pos: Sequence[int]) -> str:
+    """The clause's text with each quantity written Q."""
+    qty = set(qty_pos)
+    return "".join("Q" if i in qty else tokens[i] for i in range(start, end))
+
+
+def _generic_mentions(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every mention of a generic number: 一个数 and 某数 that are not part of another word,
+    and the references 这个数, 此数 ..."""
+    out = []
+    for word in _INTRO + _REFS:
+        for m in re.finditer(re.escape(word), text):
+            before = text[m.start() - 1] if m.start() else ""
+            after = text[m.end()] if m.end() < len(text) else ""
+            if before in _NOT_BEFORE or after in _NOT_AFTER:
+                continue
+            out.append((m.start(), m.end()))
+    return sorted(set(out))
+
+
+def host_clause(host: Problem, u: Units, c: int) -> str | None:
+    """The number whose bare value statement ``c`` of ``host`` is ("甲数是35，" -> "甲数"), else None."""
+    m = _HOST_CLAUSE.match(_marked(host.tokens, *u.spans[c], u.qty_pos))
+    return m.group(1) if m else None
+
+
+def host_refusal(host: Problem, u: Units, c: int, name: str) -> str | None:
+    """Why the statement of ``name``'s value cannot take another problem's narrative, if it cannot."""
+    tokens = host.tokens
+    rest = "".join(tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:])
+    if name not in rest and not any(p in rest for p in _PLURAL):
+        return "op1_zh_number_not_used_after"  # nothing else in the host speaks of the number
+    if any(w in "".join(tokens) for w in _WHOLE):
+        return "op1_zh_number_host_needs_whole_numbers"  # a common divisor, a remainder: not any value will do
+    if _generic_mentions(rest):
+        return "op1_zh_number_host_has_a_generic_number"  # 一个数 in the host: the narrative's would be a second
+    if asked(host, u) == name:
+        return "op1_zh_number_host_asks_it"  # "甲数是35，...，甲数=？": the host's question is its own statement
+    if c + 1 < len(u.spans) - 1:
+        following = "".join(tokens[slice(*u.spans[c + 1])])
+        for word in _CONNECTORS:
+            following = following.removeprefix(word)
+        if not following.startswith(NAMES + _PLURAL):
+            return "op1_zh_next_clause_leans_on_the_statement"  # "甲数是78，是乙数的2倍"
+    return None
+
+
+def asked(problem: Problem, u: Units) -> str | None:
+    """What the question asks, where it asks for a number itself: its name ("甲数"), "" for the generic
+    number (这个数, 原数), else None ("这个数的(1/4)=．" asks for another amount)."""
+    q = _marked(problem.tokens, *u.spans[-1], u.qty_pos)
+    m = _QUESTION.match(q)
+    if m is None:
+        return None
+    return m.group(1) if m.group(1) in NAMES else ""
+
+
+def donor_refusal(donor: Problem, u: Units, name: str) -> str | None:
+    """Why a donor asking for number ``name`` ("" generic) cannot donate its narrative, if it cannot."""
+    narrative = "".join(donor.tokens[:u.spans[-1][0]])
+    if any(w in narrative for w in _OTHER + _WHOLE[:-1]):
+        return "op1_zh_number_donor_has_another_number"  # "两数的和", "一个两位数", "另一个数"
+    last = "".join(donor.tokens[slice(*u.spans[-2])]) if len(u.spans) > 1 else ""
+    if last.startswith(("如果", "若", "假如")):
+        return "op1_donor_narrative_ends_in_a_condition"
+    generic = _generic_mentions(narrative)
+    named = [n for n in NAMES if n in narrative]
+    if name == "":
+        if named or not any(narrative[s:e] in _INTRO for s, e in generic):
+            return "op1_zh_number_donor_has_another_number"  # 甲数 beside 一个数, or no number introduced
+        if sum(narrative[s:e] in _INTRO for s, e in generic) > 1:
+            return "op1_zh_number_donor_has_another_number"  # "一个数 ... 一个数": two numbers introduced
+    elif named != [name] or generic:
+        return "op1_zh_number_donor_has_another_number"  # "甲数的(4/5)与乙数的(3/4)相等，乙数是24，甲数=．"
+    return None
+
+
+def results_clash(host: Problem, u: Units, c: int, donor: Problem, donor_u: Units) -> bool:
+    """True when the donor's narrative names the result of an operation (商, 余数, 积, 差, 和) that the rest
+    of the host names too: the composed text would have two of them."""
+    narrative = "".join(donor.tokens[:donor_u.spans[-1][0]])
+    rest = "".join(host.tokens[:u.spans[c][0]] + host.tokens[u.spans[c][1]:])
+    return any(w in narrative and w in rest for w in _RESULTS)
+
+
+def told_of(donor: Problem, u: Units, name: str, new: str) -> Problem:
+    """The donor with its number (``name``, or the generic 一个数/某数/这个数 when "") written ``new`` in its
+    narrative; quantities move with the text (the question is left as it was: operation 1 drops it)."""
+    tokens = donor.tokens
+    q_start = u.spans[-1][0]
+    text = "".join(tokens[:q_start])
+    spans = _generic_mentions(text) if name == "" else [(m.start(), m.end()) for m in re.finditer(name, text)]
+    # character offsets -> token indices: every non-quantity token is one character
+    offsets, pos = [], 0
+    for tok in tokens[:q_start]:
+        offsets.append(pos)
+        pos += len(tok)
+    at = {off: i for i, off in enumerate(offsets)}
+    starts = {at[s]: at.get(e, q_start) for s, e in spans if s in at}
+    out, new_pos, i = [], {}, 0
+    while i < len(tokens):
+        if i in starts:
+            out.extend(new)
+            i = starts[i]
+            continue
+        new_pos[i] = len(out)
+        out.append(tokens[i])
+        i += 1
+    slots = [Slot(new_pos[p], j, q.value, q.surface) for j, (p, q) in enumerate(zip(u.qty_pos, donor.quantities))]
+    told = assemble(out, slots, donor.expression, donor.language, donor.provenance.parents, donor.provenance.operator,
+                    donor.provenance.detail, donor.provenance.round, donor.provenance.source)
+    return replace(told, id=donor.id, answer=donor.answer, provenance=donor.provenance)

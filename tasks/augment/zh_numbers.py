@@ -120,6 +120,10 @@ def donor_refusal(donor: Problem, u: Units, name: str) -> str | None:
     last = "".join(donor.tokens[slice(*u.spans[-2])]) if len(u.spans) > 1 else ""
     if last.startswith(("如果", "若", "假如")):
         return "op1_donor_narrative_ends_in_a_condition"
+    if any(ch in narrative.replace(name, "") for ch in "甲乙丙"):
+        return "op1_zh_number_donor_has_another_number"  # "甲是120，比乙数的(1/3)少30": 甲 is a second number
+    if narrative.count("某") != narrative.count("某数"):
+        return "op1_zh_number_donor_has_another_number"  # "某的(2/3)比一个数的70%少100": a 某 that is not the number
     generic = _generic_mentions(narrative)
     named = [n for n in NAMES if n in narrative]
     if name == "":

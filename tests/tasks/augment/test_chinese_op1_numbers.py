@@ -65,6 +65,12 @@ def test_a_donor_speaking_of_a_second_number_is_refused():
              "op1_zh_number_donor_has_another_number")
     _refused([HOST, zh("d", "一个两位数的十位数字是3，个位数字是5，这个数=．", "x=3*10+5", 35)],
              "op1_zh_number_donor_has_another_number")
+    # a bare 甲 is a second number: told of the host's 甲数, "甲是120，比甲数的(1/3)少30" would merge them
+    _refused([HOST, zh("d", "甲是120，比乙数的(1/3)少30，乙数=．", "x=(120+30)/(1/3)", 450)],
+             "op1_zh_number_donor_has_another_number")
+    # Math23K 21423's own "某的": told of 甲数, the 某 would be left as someone else
+    _refused([HOST, zh("d", "某的(2/3)比一个数的70%少100，求这个数．", "x=100/(70%-(2/3))", 3000)],
+             "op1_zh_number_donor_has_another_number")
 
 
 def test_a_donor_asking_for_something_of_the_number_never_donates():

@@ -13,6 +13,8 @@ Wanda have in all?" donates to "Lucy has 290 crayons."): ``_swapped_donor``.
 Operation 2 swaps one entity of q (a name or a counted noun) for an alternative the pool shows in a
 common environment, everywhere in q, question included (swap.py); the expression is kept.
 Sampling is seeded, a few candidates per problem, never a pairwise comparison of problems.
+The splice and the pair tests every operation-1 route shares are in compose.py; Chinese problems about named
+numbers (甲数, 一个数) compose by zh_numbers.py.
 """
 from __future__ import annotations
 
@@ -20,116 +22,22 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Sequence
 
-from mwp.expr import Qty, quantity_slots, substitute
 from mwp.problem import Problem
-from mwp.text import CLAUSE_END
-from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units, rng_for
-from tasks.augment import zh
-from tasks.augment.entities import (_FUNCTION, SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity,
-                                    has_abbreviation, lexicon_genders, names_in, neutral, predicate, question_span,
-                                    rated_nouns, read)
+from tasks.augment.base import AugmentConfig, CandidateBatch, Units, clause_units, rng_for
+from tasks.augment import zh, zh_numbers
+from tasks.augment.compose import (ContentWords, book, donor_ok, is_rate, near_duplicate, operation1, rated,
+                                   used_quantity_in_clause)
+from tasks.augment.entities import (SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity, has_abbreviation,
+                                    lexicon_genders, names_in, neutral, predicate, question_span, read)
 from tasks.augment.en_conditional import declarative_donor
 from tasks.augment.en_refusal import asks_what_came_before, en_refusal
-from tasks.augment.en_rename import CONVENTIONAL_GENDERS, gendered_rename, swap_pronouns, told_apart
+from tasks.augment.en_rename import CONVENTIONAL_GENDERS, gendered_rename, told_apart
 from tasks.augment.holding import (acquires_what_is_held, asks_what_the_event_made, entity_adjectives, event_core,
                                    holding_modifier, host_refusal, introduced_as_known, is_holding_question, opening,
                                    refers_to_dropped)
 from tasks.augment.swap import nouns_of, pool_entities, swap_entity
 from tasks.augment.zh_refusal import ZH_ATTEMPTS, zh_clause_refusal, zh_refusal
-from tasks.augment import zh_numbers
 from tasks.augment.zh_self import zh_incoherent
-
-
-def used_quantity_in_clause(problem: Problem, units: Units, clause: int) -> int | None:
-    """The slot of the one quantity of ``clause`` that the expression uses, else None."""
-    start, end = units.spans[clause]
-    used = set(quantity_slots(problem.expression))
-    inside = [j for j, pos in enumerate(units.qty_pos) if start <= pos < end and j in used]
-    return inside[0] if len(inside) == 1 else None
-
-
-def donor_ok(problem: Problem, units: Units) -> bool:
-    """A question donor needs a narrative (>= 2 clauses) and no used quantity in its question."""
-    if len(units.spans) < 2:
-        return False
-    q_start = units.spans[-1][0]
-    used = set(quantity_slots(problem.expression))
-    return not any(pos >= q_start and j in used for j, pos in enumerate(units.qty_pos))
-
-
-def operation1(host: Problem, host_units: Units, clause: int, donor: Problem, donor_units: Units,
-               detail: str, round_: int, rename: tuple | None = None) -> Problem | str:
-    """q' = host with its statement ``clause`` replaced by the donor's narrative (all clauses but its
-    question); expression = host's with the clause's quantity replaced by the donor's expression.
-    ``rename`` (old, new[, gender]) renames the donor's protagonist in its narrative to the host's holder
-    (English: and writes its pronouns in ``gender`` when one is given).
-    Returns the new problem, or a reason string."""
-    if clause >= len(host_units.spans) - 1:
-        return "op1_question_clause"
-    slot = used_quantity_in_clause(host, host_units, clause)
-    if slot is None:
-        return "op1_clause_not_one_used_quantity"
-    if host.values.count(host.values[slot]) > 1:
-        # An equation's number maps to the first quantity of that value (mwp.problem.map_numbers), so the
-        # slot may stand for the other one too: "Michelle has 2 crayons. Janet has 2 crayons." is N0 + N0,
-        # and replacing Michelle's 2 would replace Janet's as well.
-        return "op1_value_twice_in_text"
-    if not donor_ok(donor, donor_units):
-        return "op1_donor_question_holds_quantity"
-    start, end = host_units.spans[clause]
-    narrative = list(donor_units.tokens[:donor_units.spans[-1][0]])
-    if rename is not None:  # same token count: quantity positions do not move
-        narrative = _renamed(narrative, rename[0], rename[1], donor.language)
-        if len(rename) > 2 and rename[2]:
-            narrative = swap_pronouns(narrative, rename[2])  # English: the narrative told of a holder of another gender
-    if narrative[-1] in CLAUSE_END and host_units.tokens[end - 1] in CLAUSE_END:
-        narrative[-1] = host_units.tokens[end - 1]  # the narrative ends as the clause it replaces did
-    tokens = host_units.tokens[:start] + narrative + host_units.tokens[end:]
-    shift = len(narrative) - (end - start)
-    offset = len(host.quantities)
-    slots = [Slot(pos if pos < start else pos + shift, j, q.value, q.surface)
-             for j, (pos, q) in enumerate(zip(host_units.qty_pos, host.quantities)) if not start <= pos < end]
-    slots += [Slot(start + pos, offset + j, q.value, q.surface)
-              for j, (pos, q) in enumerate(zip(donor_units.qty_pos, donor.quantities)) if pos < len(narrative)]
-    shifted = substitute(donor.expression, {j: Qty(offset + j) for j in set(quantity_slots(donor.expression))})
-    draft = substitute(host.expression, {slot: shifted})
-    return assemble(tokens, slots, draft, host.language, (host.id, donor.id), "geca_op1", detail, round_,
-                    host.provenance.source)
-
-
-def _renamed(narrative: list[str], old: str, new: str, language: str) -> list[str]:
-    """The narrative with name ``old`` written ``new`` (English: whole tokens, possessive kept; Chinese:
-    the name's characters, ``old`` and ``new`` of one length so no quantity moves)."""
-    if language != "zh":
-        return [new + tok[len(old):] if tok.removesuffix("'s") == old else tok for tok in narrative]
-    out, i = list(narrative), 0
-    while i + len(old) <= len(out):
-        if "".join(out[i:i + len(old)]) == old:
-            out[i:i + len(old)] = list(new)
-            i += len(old)
-        else:
-            i += 1
-    return out
-
-
-def _is_rate(problem: Problem, start: int, end: int) -> bool:
-    """A statement like "each box holds 36 peaches" (每箱36个) gives a rate, not an amount a narrative can
-    replace."""
-    if problem.language == "zh":
-        return zh.is_rate(tuple(problem.tokens), start, end)
-    return any(t.lower() in ("each", "every", "per") for t in problem.tokens[start:end])
-
-
-def _content(problem: Problem) -> frozenset[str]:
-    if problem.language == "zh":
-        return frozenset(zh.clause_words(tuple(problem.tokens), 0, len(problem.tokens)))
-    return frozenset(t.lower() for t in problem.tokens if t.isalpha() and t.lower() not in _FUNCTION)
-
-
-def _rated(problem: Problem, tokens: Sequence[str]) -> set[str]:
-    if problem.language == "zh":
-        return zh.rated_nouns(tuple(tokens))
-    return rated_nouns(tokens)
 
 
 def _protagonist_rename(host: Problem, clause_end: int, holder: str | None, donor: Problem, asked_of: str | None,
@@ -244,7 +152,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             batch.rejected["op1_question_not_last"] += 1  # "...多少天？已知...": the narrative is not before it
             continue
         q_start, q_end = u.spans[-1]
-        if not _is_rate(problem, q_start, q_end):
+        if not is_rate(problem, q_start, q_end):
             reason = _donor_inconsistent(problem, u, reading, elided=True) or zh_incoherent(problem, u, reading, "donor")
             if reason:
                 batch.rejected[reason] += 1
@@ -272,9 +180,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     swaps: dict[tuple[int, str], tuple | str] = {}  # (donor, host noun) -> the donor told of it, or why not
     entities_asked = {entity for entity, _ in donors} | {
         alt for entity, _ in donors for alt in entities.alternatives.get(("noun", entity), ())}
-    # Texts already made (the pool's, earlier pairs'): a donor's name-swapped twin told of the host's holder
-    # composes the same text as the donor; it is counted and takes no place under the host's cap.
-    made_texts = {q.key() for q in problems}
+    made_texts = {q.key() for q in problems}  # texts already made: a copy takes no place under a cap (compose.book)
+    words = ContentWords()
     order = list(range(len(problems)))
     rng.shuffle(order)
     for p in order:
@@ -292,7 +199,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         numbers = [(c, n) for c in range(len(u.spans) - 1) for n in [zh_numbers.host_clause(host, u, c)] if n] \
             if lang == "zh" else []
         if numbers:  # "甲数是35，...": the entity reader sees nothing counted; compose by the number (zh_numbers.py)
-            _compose_numbers(problems, p, u, numbers, number_donors, cfg, rng, batch, made_texts, round_)
+            zh_numbers.compose(problems, p, u, numbers, number_donors, cfg, rng, batch, made_texts, words, round_)
             continue
         if _donor_inconsistent(host, u, reading, elided=True):
             batch.rejected["op1_host_question_not_about_its_narrative"] += 1  # a composition would inherit it
@@ -307,7 +214,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if slot is None:
                 continue
             entity = reading.quantity_entities[slot]
-            if entity is None or entity not in entities_asked or _is_rate(host, *u.spans[c]):
+            if entity is None or entity not in entities_asked or is_rate(host, *u.spans[c]):
                 continue
             start, end = u.spans[c]
             if sum(start <= pos < end for pos in u.qty_pos) != 1:
@@ -369,13 +276,12 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             if d not in held and not agree(states, asked, lang):
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
                 continue
-            host_words, donor_words = _content(host), _content(donor)
-            if len(host_words & donor_words) > 0.5 * len(host_words | donor_words):
+            if near_duplicate(words(host), words(donor)):
                 batch.rejected["op1_donor_near_duplicate"] += 1  # the narrative would repeat the host's
                 continue
             start, end = u.spans[c]
             narrative = donor.tokens[:donor_u.spans[-1][0]]
-            if _rated(host, narrative) & _rated(host, host.tokens[:start] + host.tokens[end:]):
+            if rated(host, narrative) & rated(host, host.tokens[:start] + host.tokens[end:]):
                 batch.rejected["op1_conflicting_rates"] += 1  # "each candle costs 2" ... "each candle costs 6"
                 continue
             holder, asked_of = reading.clause_holders[c], donor_reading.question_holder
@@ -414,63 +320,8 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
                 detail += " condition-told"
             if d in swapped:
                 detail += f" donor-swapped={donor_readings[d].question_entity}->{entity}"
-            out = operation1(host, u, c, donor, donor_u, detail, round_, rename)
-            if isinstance(out, str):
-                batch.rejected[out] += 1
-            elif out.key() in made_texts:
-                batch.rejected["op1_text_made_already"] += 1  # dedupe (verify.py) would drop it after the cap
-            else:
-                made_texts.add(out.key())
-                batch.candidates.append(out)
+            book(operation1(host, u, c, donor, donor_u, detail, round_, rename), batch, made_texts)
     return batch
-
-
-def _compose_numbers(problems: Sequence[Problem], p: int, u: Units, numbers: list[tuple[int, str]],
-                     donors: list[zh_numbers.NumberDonor], cfg: AugmentConfig, rng, batch: CandidateBatch,
-                     made_texts: set[str], round_: int) -> None:
-    """Operation 1 for a Chinese host whose statements ``numbers`` give the value of a named number: donors
-    asking for a number, told of the host's (zh_numbers.py), drawn as geca_op1 draws, under the same cap."""
-    host = problems[p]
-    clauses = []
-    for c, name in numbers:
-        refused = zh_numbers.host_refusal(host, u, c, name)
-        if refused:
-            batch.rejected[refused] += 1
-        else:
-            clauses.append((c, name))
-    if not clauses or not donors:
-        batch.rejected["op1_no_statement_with_a_donor"] += 1
-        return
-    host_words = _content(host)
-    before = len(batch.candidates)
-    made: set[tuple[int, int]] = set()  # (clause, donor) pairs drawn for this host (bench/op1_refusals.py reads it)
-    for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap):
-        if len(batch.candidates) - before >= cfg.per_problem_cap:
-            break
-        c, name = clauses[rng.randrange(len(clauses))]
-        d, asked = donors[rng.randrange(len(donors))]
-        if d == p or (c, d) in made:
-            continue
-        made.add((c, d))
-        donor = problems[d]
-        donor_u = clause_units(donor)
-        donor_words = _content(donor)
-        if len(host_words & donor_words) > 0.5 * len(host_words | donor_words):
-            batch.rejected["op1_donor_near_duplicate"] += 1  # the narrative would repeat the host's
-            continue
-        if zh_numbers.results_clash(host, u, c, donor, donor_u):
-            batch.rejected["op1_zh_number_result_said_twice"] += 1  # the donor's 商 beside the host's own 商
-            continue
-        told = zh_numbers.told_of(donor, donor_u, asked, name)
-        detail = f"clause={c} donor={donor.id} number={asked or '一个数'}->{name}"
-        out = operation1(host, u, c, told, clause_units(told), detail, round_)
-        if isinstance(out, str):
-            batch.rejected[out] += 1
-        elif out.key() in made_texts:
-            batch.rejected["op1_text_made_already"] += 1
-        else:
-            made_texts.add(out.key())
-            batch.candidates.append(out)
 
 
 def geca_op2(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_: int) -> CandidateBatch:

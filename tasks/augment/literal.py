@@ -26,7 +26,7 @@ from typing import Sequence
 from mwp.problem import Problem
 from tasks.augment.base import AugmentConfig, CandidateBatch, clause_units, rng_for
 from tasks.augment.entities import read
-from tasks.augment.geca import _is_rate, donor_ok, operation1, used_quantity_in_clause
+from tasks.augment.compose import donor_ok, is_rate, operation1, used_quantity_in_clause
 
 
 def geca_op1_literal(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_: int) -> CandidateBatch:
@@ -39,7 +39,7 @@ def geca_op1_literal(problems: Sequence[Problem], cfg: AugmentConfig, seed: int,
     donors: dict[str, list[int]] = defaultdict(list)
     for d, (problem, u, reading) in enumerate(zip(problems, units, readings)):
         if reading.question_entity is not None and donor_ok(problem, u) \
-                and not _is_rate(problem, *u.spans[-1]):
+                and not is_rate(problem, *u.spans[-1]):
             donors[reading.question_entity].append(d)
     order = list(range(len(problems)))
     rng.shuffle(order)
@@ -50,7 +50,7 @@ def geca_op1_literal(problems: Sequence[Problem], cfg: AugmentConfig, seed: int,
         clauses = []
         for c in range(len(u.spans) - 1):
             slot = used_quantity_in_clause(host, u, c)
-            if slot is None or _is_rate(host, *u.spans[c]):
+            if slot is None or is_rate(host, *u.spans[c]):
                 continue
             pool = [d for d in donors.get(reading.quantity_entities[slot], ()) if d != p]
             if pool:

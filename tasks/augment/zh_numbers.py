@@ -22,7 +22,9 @@ from dataclasses import replace
 from typing import NamedTuple, Sequence
 
 from mwp.problem import Problem
-from tasks.augment.base import Slot, Units, assemble
+from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units
+from tasks.augment.compose import ContentWords, book, near_duplicate, operation1
+from tasks.augment.zh_refusal import ZH_ATTEMPTS
 
 NAMES = ("甲数", "乙数", "丙数")
 _INTRO = ("一个数", "某数")  # a generic number as a narrative introduces it
@@ -171,3 +173,43 @@ def told_of(donor: Problem, u: Units, name: str, new: str) -> Problem:
     told = assemble(out, slots, donor.expression, donor.language, donor.provenance.parents, donor.provenance.operator,
                     donor.provenance.detail, donor.provenance.round, donor.provenance.source)
     return replace(told, id=donor.id, answer=donor.answer, provenance=donor.provenance)
+
+
+def compose(problems: Sequence[Problem], p: int, u: Units, numbers: list[tuple[int, str]],
+            donors: list[NumberDonor], cfg: AugmentConfig, rng, batch: CandidateBatch, made_texts: set[str],
+            words: ContentWords, round_: int) -> None:
+    """Operation 1 for a Chinese host whose statements ``numbers`` give the value of a named number: donors
+    asking for a number, told of the host's, drawn as geca_op1 draws its donors, under the same cap.
+    (bench/op1_refusals.py reads this frame's ``host``, ``u``, ``c``, ``d``, ``made`` when a refusal is counted.)"""
+    host = problems[p]
+    clauses = []
+    for c, name in numbers:
+        refused = host_refusal(host, u, c, name)
+        if refused:
+            batch.rejected[refused] += 1
+        else:
+            clauses.append((c, name))
+    if not clauses or not donors:
+        batch.rejected["op1_no_statement_with_a_donor"] += 1
+        return
+    before = len(batch.candidates)
+    made: set[tuple[int, int]] = set()  # (clause, donor) pairs drawn for this host
+    for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap):
+        if len(batch.candidates) - before >= cfg.per_problem_cap:
+            break
+        c, name = clauses[rng.randrange(len(clauses))]
+        d, asked_name = donors[rng.randrange(len(donors))]
+        if d == p or (c, d) in made:
+            continue
+        made.add((c, d))
+        donor = problems[d]
+        donor_u = clause_units(donor)
+        if near_duplicate(words(host), words(donor)):
+            batch.rejected["op1_donor_near_duplicate"] += 1  # the narrative would repeat the host's
+            continue
+        if results_clash(host, u, c, donor, donor_u):
+            batch.rejected["op1_zh_number_result_said_twice"] += 1  # the donor's 商 beside the host's own 商
+            continue
+        told = told_of(donor, donor_u, asked_name, name)
+        detail = f"clause={c} donor={donor.id} number={asked_name or '一个数'}->{name}"
+        book(operation1(host, u, c, told, clause_units(told), detail, round_), batch, made_texts)

@@ -12,8 +12,8 @@ One op1 pass (round 1's seed, no round cap) over the train side of a Math23K or 
 booked with the host, the statement clause being replaced and, where a donor was drawn, the donor and the
 text operation1 would have produced. The operator counts its refusals in ``CandidateBatch.rejected``; this
 script swaps that counter for one that reads the operator's current host, clause and donor from the
-calling frame (``geca_op1``'s locals ``host``, ``u``, ``c``, ``d``, ``made``), so the operator itself is
-run unchanged. Up to 400 refusals per reason are kept, and ``--show`` of them (seeded) are printed.
+calling frame (``geca_op1``'s or ``zh_numbers.compose``'s locals ``host``, ``u``, ``c``, ``d``, ``made``), so the
+operator itself is run unchanged. Up to 400 refusals per reason are kept, and ``--show`` of them (seeded) are printed.
 """
 from __future__ import annotations
 
@@ -46,8 +46,10 @@ class Booked(Counter):
             if c is not None and u is not None and c < len(u.spans):
                 row["clause"] = "".join(host.tokens[slice(*u.spans[c])])
             if d is not None and (c, d) in frame.get("made", ()):  # a drawn donor, not a stale loop variable
-                donors, donor_units = frame.get("donor_problems", problems), frame.get("donor_units", frame["units"])
-                donor, donor_u = frame.get("donor", donors[d]), frame.get("donor_u", donor_units[d])  # a swapped donor
+                # geca_op1's frame has the pool's donors and units; zh_numbers.compose's has the donor drawn and its units
+                donors, donor_units = frame.get("donor_problems", problems), frame.get("donor_units", frame.get("units"))
+                donor = frame["donor"] if "donor" in frame else donors[d]  # a swapped donor
+                donor_u = frame["donor_u"] if "donor_u" in frame else donor_units[d]
                 row["donor"] = donor.text
                 out = operation1(host, u, c, donor, donor_u, "", 1)
                 row["would_be"] = out if isinstance(out, str) else out.text

@@ -45,3 +45,21 @@ def test_host_refusals_carry_no_donor_and_pair_refusals_carry_the_drawn_one(monk
     pairs = [row for reason, rows in book.items() if reason != "op1_abbreviation_cuts_a_clause" for row in rows
              if "donor" in row]
     assert pairs and all(row["would_be"] for row in pairs)  # near duplicates, Tom named before "She"
+
+
+def test_a_refused_pair_of_named_numbers_is_booked_with_its_donor(monkeypatch):
+    # zh_numbers.compose counts its pair refusals in its own frame, which has no pool-wide ``units``
+    bench = _bench()
+    book = defaultdict(list)
+
+    def batch():
+        b = CandidateBatch()
+        b.rejected = bench.Booked(book)
+        return b
+
+    monkeypatch.setattr(geca, "CandidateBatch", batch)
+    host = build_problem("h", "甲数除以乙数，商是6，甲数是306，乙数=．", "x=306/6", 51, "m", language="zh")
+    donor = build_problem("d", "一个数除以38，商是7，余数是23，这个数=．", "x=38*7+23", 289, "m", language="zh")
+    geca.geca_op1([host, donor], AugmentConfig(per_round_cap=None), 0, 1)
+    (row,) = book["op1_zh_number_result_said_twice"]
+    assert row["donor"] == donor.text and row["clause"] == "甲数是306，"

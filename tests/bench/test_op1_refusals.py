@@ -21,7 +21,8 @@ def _bench():
     return module
 
 
-def test_host_refusals_carry_no_donor_and_pair_refusals_carry_the_drawn_one(monkeypatch):
+def _booked(monkeypatch) -> defaultdict:
+    """geca_op1's refusals booked by the bench's counter: reason -> rows."""
     bench = _bench()
     book = defaultdict(list)
 
@@ -31,6 +32,11 @@ def test_host_refusals_carry_no_donor_and_pair_refusals_carry_the_drawn_one(monk
         return b
 
     monkeypatch.setattr(geca, "CandidateBatch", batch)
+    return book
+
+
+def test_host_refusals_carry_no_donor_and_pair_refusals_carry_the_drawn_one(monkeypatch):
+    book = _booked(monkeypatch)
     pool = [build_problem(f"h{i}", f"Ann has {10 + i} pens. She gives {i + 1} to Bob. How many pens does Ann have?",
                           f"x={10 + i}-{i + 1}", 9, "toy") for i in range(4)]
     pool += [build_problem(f"d{i}", f"Tom has {20 + i} pens. He buys {3 + i} more. How many pens does Tom have in all?",
@@ -49,15 +55,7 @@ def test_host_refusals_carry_no_donor_and_pair_refusals_carry_the_drawn_one(monk
 
 def test_a_refused_pair_of_named_numbers_is_booked_with_its_donor(monkeypatch):
     # zh_numbers.compose counts its pair refusals in its own frame, which has no pool-wide ``units``
-    bench = _bench()
-    book = defaultdict(list)
-
-    def batch():
-        b = CandidateBatch()
-        b.rejected = bench.Booked(book)
-        return b
-
-    monkeypatch.setattr(geca, "CandidateBatch", batch)
+    book = _booked(monkeypatch)
     host = build_problem("h", "甲数除以乙数，商是6，甲数是306，乙数=．", "x=306/6", 51, "m", language="zh")
     donor = build_problem("d", "一个数除以38，商是7，余数是23，这个数=．", "x=38*7+23", 289, "m", language="zh")
     geca.geca_op1([host, donor], AugmentConfig(per_round_cap=None), 0, 1)

@@ -4,6 +4,7 @@ can donate, the splice itself with its expression, and the text tests every rout
 statement, a near duplicate, a text already made)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 from mwp.expr import Qty, quantity_slots, substitute
@@ -137,3 +138,30 @@ def book(out: Problem | str, batch: CandidateBatch, made_texts: set[str]) -> Non
     else:
         made_texts.add(out.key())
         batch.candidates.append(out)
+
+
+def retold(donor: Problem, u: Units, replacements: Sequence[tuple[int, int, str]]) -> Problem:
+    """The Chinese donor with narrative characters [start, end) written as the given text, for each replacement
+    (character offsets into its narrative, one token a character but for quantities); quantities move with the
+    text, the question is left as it was (operation 1 drops it), and the donor keeps its id and provenance."""
+    tokens = donor.tokens
+    q_start = u.spans[-1][0]
+    offsets, pos = [], 0
+    for tok in tokens[:q_start]:
+        offsets.append(pos)
+        pos += len(tok)
+    at = {off: i for i, off in enumerate(offsets)}
+    starts = {at[s]: (at.get(e, q_start), new) for s, e, new in replacements if s in at}
+    out, new_pos, i = [], {}, 0
+    while i < len(tokens):
+        if i in starts:
+            i, new = starts[i]
+            out.extend(new)
+            continue
+        new_pos[i] = len(out)
+        out.append(tokens[i])
+        i += 1
+    slots = [Slot(new_pos[p], j, q.value, q.surface) for j, (p, q) in enumerate(zip(u.qty_pos, donor.quantities))]
+    told = assemble(out, slots, donor.expression, donor.language, donor.provenance.parents, donor.provenance.operator,
+                    donor.provenance.detail, donor.provenance.round, donor.provenance.source)
+    return replace(told, id=donor.id, answer=donor.answer, provenance=donor.provenance)

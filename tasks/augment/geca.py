@@ -24,7 +24,7 @@ from typing import Sequence
 
 from mwp.problem import Problem
 from tasks.augment.base import AugmentConfig, CandidateBatch, Units, clause_units, rng_for
-from tasks.augment import zh, zh_numbers
+from tasks.augment import zh, zh_attributes, zh_numbers
 from tasks.augment.compose import (ContentWords, book, donor_ok, is_rate, near_duplicate, operation1, rated,
                                    used_quantity_in_clause)
 from tasks.augment.entities import (SINGULAR_PRONOUNS, UNRESOLVED, agree, asks_about_used_entity, has_abbreviation,
@@ -178,6 +178,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
     for (entity, states), ds in donors.items():
         by_states[states] += [d for d in ds if donor_problems[d].language == "en" and entity in nouns_of(problems[d])]
     swaps: dict[tuple[int, str], tuple | str] = {}  # (donor, host noun) -> the donor told of it, or why not
+    # Chinese questions asking a thing's measure ("这根绳子长多少米"): the statements they answer count no thing
+    attribute_donors = zh_attributes.index_donors(donor_problems, donor_units, batch)
+    attribute_rng = rng_for(seed, round_, "geca_op1_attributes")  # its own draws: the entity route's are unchanged
     entities_asked = {entity for entity, _ in donors} | {
         alt for entity, _ in donors for alt in entities.alternatives.get(("noun", entity), ())}
     made_texts = {q.key() for q in problems}  # texts already made: a copy takes no place under a cap (compose.book)
@@ -190,6 +193,7 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         host, u, reading = problems[p], units[p], readings[p]
         made: set[tuple[int, int]] = set()  # (clause, donor) pairs drawn for this host (bench/op1_refusals.py reads it)
         lang = host.language
+        host_start = len(batch.candidates)  # the per-problem cap counts what every route makes of this host
         if has_abbreviation(host.tokens):
             batch.rejected["op1_abbreviation_cuts_a_clause"] += 1
             continue
@@ -201,6 +205,9 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
         if numbers:  # "甲数是35，...": the entity reader sees nothing counted; compose by the number (zh_numbers.py)
             zh_numbers.compose(problems, p, u, numbers, number_donors, cfg, rng, batch, made_texts, words, round_)
             continue
+        measures = zh_attributes.host_clauses(host, u) if lang == "zh" and attribute_donors else []
+        measured = bool(measures) and zh_attributes.compose(  # "一条绳子长5米": a thing's measure (zh_attributes.py)
+            problems, p, u, measures, attribute_donors, cfg, attribute_rng, batch, made_texts, words, round_, host_start)
         if _donor_inconsistent(host, u, reading, elided=True):
             batch.rejected["op1_host_question_not_about_its_narrative"] += 1  # a composition would inherit it
             continue
@@ -253,9 +260,10 @@ def geca_op1(problems: Sequence[Problem], cfg: AugmentConfig, seed: int, round_:
             else:
                 batch.rejected["op1_question_asks_another_thing"] += 1  # "how many were left" for "sold N"
         if not clauses:
-            batch.rejected["op1_no_statement_with_a_donor"] += 1
+            if not measured:
+                batch.rejected["op1_no_statement_with_a_donor"] += 1
             continue
-        before = len(batch.candidates)  # the cap counts candidates made (AugmentConfig), not pairs tried
+        before = host_start  # the cap counts candidates made (AugmentConfig), not pairs tried
         for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap if lang == "zh" else 4 * cfg.per_problem_cap):
             if len(batch.candidates) - before >= cfg.per_problem_cap:
                 break

@@ -161,7 +161,7 @@ def is_name(word: Word) -> bool:
             and text[-1] not in _NOT_NAME_ENDS)
 
 
-def _is_noun(word: Word) -> bool:
+def is_noun(word: Word) -> bool:
     return (word.flag[:1] == "n" and not is_name(word) and word.text not in CLASSIFIERS
             and word.text not in _NOT_CONTENT)
 
@@ -181,7 +181,7 @@ def _entity_at(ws: Sequence[Word], k: int) -> str | None:
             return None
     else:
         unit = ws[k].text
-    if k + 1 < len(ws) and _is_noun(ws[k + 1]):
+    if k + 1 < len(ws) and is_noun(ws[k + 1]):
         return f"{unit}:{ws[k + 1].text}"
     return unit
 
@@ -230,12 +230,12 @@ def question_entity(tokens: tuple[str, ...], start: int, end: int) -> str | None
                 return "%"
             if w.text.startswith("几") and len(w.text) == 2:  # jieba's 几个, 几天
                 unit = w.text[1]
-                nxt = ws[k + 1] if k + 1 < len(ws) and _is_noun(ws[k + 1]) else None
+                nxt = ws[k + 1] if k + 1 < len(ws) and is_noun(ws[k + 1]) else None
                 return _resolve(f"{unit}:{nxt.text}" if nxt else unit, _attached(ws)) if unit in CLASSIFIERS else None
             e = _entity_at(ws, k + 1)
             if e:
                 return _resolve(e, _attached(ws))
-            before = [ws[j] for j in inside if j < k and _is_noun(ws[j])]
+            before = [ws[j] for j in inside if j < k and is_noun(ws[j])]
             return before[-1].text if before else None
     if any(ws[k].text in ("百分之几", "百分之多少") for k in inside):
         return "%"
@@ -316,7 +316,7 @@ def _determiner(text: str) -> bool:
 def has_noun(predicate_words: frozenset[str], tokens: tuple[str, ...]) -> bool:
     """The predicate names a thing (a noun of the problem that is not a property such as 原价 or 面积),
     not only a verb or a property ("长", "有", "看", "原价")."""
-    nouns = {w.text for w in words(tokens) if _is_noun(w) or w.flag == "b"}
+    nouns = {w.text for w in words(tokens) if is_noun(w) or w.flag == "b"}
     return bool((predicate_words & nouns) - ATTRIBUTES)
 
 
@@ -349,7 +349,7 @@ def continues(tokens: tuple[str, ...], start: int, end: int) -> bool:
 
 
 def nouns_of_text(tokens: Sequence[str]) -> set[str]:
-    return {w.text for w in words(tuple(tokens)) if _is_noun(w) and len(w.text) > 1}
+    return {w.text for w in words(tuple(tokens)) if is_noun(w) and len(w.text) > 1}
 
 
 def is_rate(tokens: tuple[str, ...], start: int, end: int) -> bool:
@@ -376,7 +376,7 @@ def rated_nouns(tokens: tuple[str, ...]) -> set[str]:
         if w.text.startswith("每"):
             if len(w.text) > 1:
                 out.add(w.text[1:])
-            if k + 1 < len(ws) and (_is_noun(ws[k + 1]) or ws[k + 1].text in CLASSIFIERS):
+            if k + 1 < len(ws) and (is_noun(ws[k + 1]) or ws[k + 1].text in CLASSIFIERS):
                 out.add(ws[k + 1].text)
     return out
 
@@ -401,4 +401,4 @@ _PLACE_ENDS = tuple("园室角村厂店站场校区馆库队组班车间学院�
 def places(tokens: Sequence[str]) -> set[str]:
     """Nouns that name where something is (公园, 果园, 图书角, 车间; jieba's ``s``/``ns`` too)."""
     return {w.text for w in words(tuple(tokens))
-            if (w.flag in ("s", "ns", "nt") or (_is_noun(w) and w.text.endswith(_PLACE_ENDS))) and len(w.text) > 1}
+            if (w.flag in ("s", "ns", "nt") or (is_noun(w) and w.text.endswith(_PLACE_ENDS))) and len(w.text) > 1}

@@ -18,12 +18,11 @@ and its narrative speaks of that number alone (no second number, no digits or ki
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import NamedTuple, Sequence
 
 from mwp.problem import Problem
-from tasks.augment.base import AugmentConfig, CandidateBatch, Slot, Units, assemble, clause_units
-from tasks.augment.compose import ContentWords, book, near_duplicate, operation1
+from tasks.augment.base import AugmentConfig, CandidateBatch, Units, clause_units
+from tasks.augment.compose import ContentWords, book, near_duplicate, operation1, retold
 from tasks.augment.zh_refusal import ZH_ATTEMPTS
 
 NAMES = ("甲数", "乙数", "丙数")
@@ -57,7 +56,7 @@ def composed_by_number(detail: str) -> bool:
     return " number=" in f" {detail}"
 
 
-def _marked(tokens: Sequence[str], start: int, end: int, qty_pos: Sequence[int]) -> str:
+def marked(tokens: Sequence[str], start: int, end: int, qty_pos: Sequence[int]) -> str:
     """The clause's text with each quantity written Q."""
     qty = set(qty_pos)
     return "".join("Q" if i in qty else tokens[i] for i in range(start, end))
@@ -79,7 +78,7 @@ def _generic_mentions(text: str) -> list[tuple[int, int]]:
 
 def host_clause(host: Problem, u: Units, c: int) -> str | None:
     """The number whose bare value statement ``c`` of ``host`` is ("甲数是35，" -> "甲数"), else None."""
-    m = _HOST_CLAUSE.match(_marked(host.tokens, *u.spans[c], u.qty_pos))
+    m = _HOST_CLAUSE.match(marked(host.tokens, *u.spans[c], u.qty_pos))
     return m.group(1) if m else None
 
 
@@ -107,7 +106,7 @@ def host_refusal(host: Problem, u: Units, c: int, name: str) -> str | None:
 def asked(problem: Problem, u: Units) -> str | None:
     """What the question asks, where it asks for a number itself: its name ("甲数"), "" for the generic
     number (这个数, 原数), else None ("这个数的(1/4)=．" asks for another amount)."""
-    q = _marked(problem.tokens, *u.spans[-1], u.qty_pos)
+    q = marked(problem.tokens, *u.spans[-1], u.qty_pos)
     m = _QUESTION.match(q)
     if m is None:
         return None
@@ -149,30 +148,9 @@ def results_clash(host: Problem, u: Units, c: int, donor: Problem, donor_u: Unit
 def told_of(donor: Problem, u: Units, name: str, new: str) -> Problem:
     """The donor with its number (``name``, or the generic 一个数/某数/这个数 when "") written ``new`` in its
     narrative; quantities move with the text (the question is left as it was: operation 1 drops it)."""
-    tokens = donor.tokens
-    q_start = u.spans[-1][0]
-    text = "".join(tokens[:q_start])
+    text = "".join(donor.tokens[:u.spans[-1][0]])
     spans = _generic_mentions(text) if name == "" else [(m.start(), m.end()) for m in re.finditer(name, text)]
-    # character offsets -> token indices: every non-quantity token is one character
-    offsets, pos = [], 0
-    for tok in tokens[:q_start]:
-        offsets.append(pos)
-        pos += len(tok)
-    at = {off: i for i, off in enumerate(offsets)}
-    starts = {at[s]: at.get(e, q_start) for s, e in spans if s in at}
-    out, new_pos, i = [], {}, 0
-    while i < len(tokens):
-        if i in starts:
-            out.extend(new)
-            i = starts[i]
-            continue
-        new_pos[i] = len(out)
-        out.append(tokens[i])
-        i += 1
-    slots = [Slot(new_pos[p], j, q.value, q.surface) for j, (p, q) in enumerate(zip(u.qty_pos, donor.quantities))]
-    told = assemble(out, slots, donor.expression, donor.language, donor.provenance.parents, donor.provenance.operator,
-                    donor.provenance.detail, donor.provenance.round, donor.provenance.source)
-    return replace(told, id=donor.id, answer=donor.answer, provenance=donor.provenance)
+    return retold(donor, u, [(s, e, new) for s, e in spans])
 
 
 def compose(problems: Sequence[Problem], p: int, u: Units, numbers: list[tuple[int, str]],

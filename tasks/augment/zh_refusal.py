@@ -69,20 +69,19 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     others = _people(narrative) - {asked_of}
     if holder is None and others and _people(tokens) - others:
         return "op1_zh_donor_names_someone_else"  # 小明 reads the book, then the host's 王丽 reads "the" rest
-    if any(w in told for w in _PRICE_CHANGES) and any(w in rest for w in _PRICE_CHANGES):
+    if any(w in told for w in PRICE_CHANGES) and any(w in rest for w in PRICE_CHANGES):
         return "op1_zh_two_price_changes"  # "降价40%后售价120元" then the host's "现在打0.8销售"
-    if any(w in told for w in _REMOVALS) and any(w in rest for w in _REMOVALS):
+    if any(w in told for w in REMOVALS) and any(w in rest for w in REMOVALS):
         return "op1_zh_two_removals"  # "截去它的20%后还剩4米" then "第一次用去总长度的20%": of which length?
     if any(w in donor_question for w in _BEFORE_ITS_STORY) or "剩" not in donor_question \
-            and any(w in "".join(narrative) for w in _REMOVALS + _MORE_REMOVALS) and not _states_its_start(donor):
+            and any(w in "".join(narrative) for w in REMOVALS + MORE_REMOVALS) and not _states_its_start(donor):
         return "op1_zh_donor_asks_the_amount_before_its_story"  # "用去20%，还剩16米，这根绳子原来长多少米": not 16
-    if "剩" not in donor_question and _acts_on_it(narrative) \
-            and _acts_on_it(tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]):
+    if "剩" not in donor_question and acts_on_it(narrative) \
+            and acts_on_it(tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]):
         return "op1_zh_two_stories_act_on_it"  # 王强 reads the book, then the host's 小明 reads "the" rest
-    if _kin_of_someone_else(narrative, tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]):
+    if kin_of_someone_else(narrative, tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]):
         return "op1_zh_kin_of_someone_else"  # 小红's 爸爸 in the narrative, then the host's "我" and "爸爸"
-    if c + 1 < len(u.spans) and _no_subject(tokens, *u.spans[c + 1]) \
-            and _things(narrative) - _things(host.tokens):
+    if next_subject_ambiguous(host, u, c, narrative):
         return "op1_zh_next_clause_subject_ambiguous"  # "运来梨240千克，运来的苹果比梨多...，卖出了(5/8)": of which?
     question = "".join(tokens[u.spans[-1][0]:])
     if any(w in question for w in _TOTALS) and not any(w in question for w in "和与、及") \
@@ -106,25 +105,25 @@ def _states_its_start(donor: Problem) -> bool:
     purchases): its question then asks what the story leaves, not the start ("一根绳子用去(1/5)", "有一筐苹果")."""
     u, reading = clause_units(donor), read(donor)
     first = "".join(donor.tokens[slice(*u.spans[0])])
-    return not any(w in first for w in _REMOVALS + _MORE_REMOVALS) and any(
+    return not any(w in first for w in REMOVALS + MORE_REMOVALS) and any(
         c == 0 and e is not None for c, e in zip(reading.clause_of_slot, reading.quantity_entities))
 
 
-def _kin_of_someone_else(narrative: Sequence[str], rest: Sequence[str]) -> bool:
+def kin_of_someone_else(narrative: Sequence[str], rest: Sequence[str]) -> bool:
     """The narrative names a relative of one of its people ("小红..., 爸爸的体重...") and the host's other
     clauses name the same relative beside a person of their own ("我的体重是爸爸的(2/3)", 小东 ... 爸爸): whose
     father is it then?"""
     told, said = "".join(narrative), "".join(rest)
-    kin = {k for k in _KIN if k in told and k in said}
+    kin = {k for k in KIN if k in told and k in said}
     if not kin or not _people(narrative):
         return False
     return bool(_people(rest) - _people(narrative)) or any(w in said for w in ("我", "他", "她"))
 
 
-_KIN = ("爸爸", "妈妈", "哥哥", "姐姐", "弟弟", "妹妹", "爷爷", "奶奶", "叔叔", "阿姨", "表弟", "表哥")
+KIN = ("爸爸", "妈妈", "哥哥", "姐姐", "弟弟", "妹妹", "爷爷", "奶奶", "叔叔", "阿姨", "表弟", "表哥")
 
 
-def _acts_on_it(tokens: Sequence[str]) -> bool:
+def acts_on_it(tokens: Sequence[str]) -> bool:
     """The text tells events that use up or work through a thing (reads, cuts, uses, builds, sells: "看了",
     "读完", "剪去", "修了", "运走"), not only what it is ("一根绳子的(6/7)是36米")."""
     text = "".join(tokens)
@@ -133,7 +132,7 @@ def _acts_on_it(tokens: Sequence[str]) -> bool:
 
 
 _ACTS = frozenset("看读修挖铺剪截减锯运卖吃烧耕倒")
-_MORE_REMOVALS = ("倒出", "减去", "剪下", "截下", "用掉", "拿走", "借走", "取出", "吃了")
+MORE_REMOVALS = ("倒出", "减去", "剪下", "截下", "用掉", "拿走", "借走", "取出", "吃了")
 _BEFORE_ITS_STORY = ("原来", "原有", "原长")
 
 
@@ -161,9 +160,16 @@ def _introduces(tokens: tuple[str, ...], start: int, end: int) -> bool:
     return first is not None and first.text[:1] in "一某两" and not first.text[:1].isdigit()
 
 
+def next_subject_ambiguous(host: Problem, u: Units, c: int, narrative: Sequence[str]) -> bool:
+    """The host's clause after statement ``c`` has no subject of its own and the narrative brings in a thing the
+    host does not have: the clause would then read as told of that thing."""
+    return c + 1 < len(u.spans) and _no_subject(tuple(host.tokens), *u.spans[c + 1]) \
+        and bool(_things(narrative) - _things(host.tokens))
+
+
 def _things(tokens: Sequence[str]) -> set[str]:
     """Nouns of the text that name things, not properties (全长) or count words (jieba's 每箱/nz)."""
-    nouns = {w.text for w in zh.words(tuple(tokens)) if zh._is_noun(w)}  # one-character nouns too: 梨, 桃
+    nouns = {w.text for w in zh.words(tuple(tokens)) if zh.is_noun(w)}  # one-character nouns too: 梨, 桃
     return {n for n in nouns - zh.ATTRIBUTES - _NOT_THINGS if n[0] not in "每这那该各"}
 
 
@@ -184,8 +190,8 @@ def class_labels(tokens: Sequence[str]) -> set[str]:
 
 
 _NOT_THINGS = frozenset("运 重 长 宽 高 价 钱 里 处".split())  # one-character words jieba tags n ("水果店/运/来")
-_REMOVALS = ("用去", "剪去", "截去", "运出", "运走", "卖出", "卖掉", "吃去", "吃掉", "用了", "剪掉", "截掉", "运了", "卖了")
-_PRICE_CHANGES = ("降价", "涨价", "提价", "加价", "减价", "打折", "折出售", "折销售", "便宜", "现价", "售价", "降低了", "优惠")
+REMOVALS = ("用去", "剪去", "截去", "运出", "运走", "卖出", "卖掉", "吃去", "吃掉", "用了", "剪掉", "截掉", "运了", "卖了")
+PRICE_CHANGES = ("降价", "涨价", "提价", "加价", "减价", "打折", "折出售", "折销售", "便宜", "现价", "售价", "降低了", "优惠")
 _TOTALS = ("一共", "共有", "总共", "合计", "总数")
 _COMPLEMENTS = {"男生": "女生", "女生": "男生", "男同学": "女同学", "女同学": "男同学", "男工": "女工", "女工": "男工"}
 _WHOLES = ("全长的", "全程的", "总数的", "全书的", "全部的", "总长的", "总价的", "原价的", "计划的", "总量的",

@@ -194,7 +194,7 @@ def _things(tokens: tuple[str, ...], start: int, end: int) -> set[str]:
     for w in zh.words(tokens):
         if not start <= w.start < end or len(w.text) < 2:
             continue
-        noun = zh._is_noun(w)
+        noun = zh.is_noun(w)
         if (noun or zh.is_name(w)) and w.text not in zh.ATTRIBUTES and w.text[-1] not in _PROPERTY_ENDS \
                 and w.text[0] not in "每这那该各" or zh.is_name(w) \
                 or w.flag in ("s", "ns", "nt") or noun and w.text.endswith(zh._PLACE_ENDS):

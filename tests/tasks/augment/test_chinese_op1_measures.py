@@ -1,0 +1,90 @@
+"""Chinese operation 1 on a thing's measure (tasks/augment/zh_attributes.py): a donor asking a measure of a
+thing ("小东体重多少千克", "这块花布长多少米") gives its narrative, told of the host's thing, to the host's statement
+of that measure ("小刚的体重是28千克", "一根铁丝长120米"); the composed expression nests the donor's; every refusal
+is counted by reason; the composition passes the consistency checks."""
+from fractions import Fraction
+
+from mwp.problem import build_problem
+from tasks.augment.base import AugmentConfig
+from tasks.augment.consistency import check_candidates, consistency_reason
+from tasks.augment.generate import generate_candidates
+from tasks.augment.geca import geca_op1
+from tasks.augment.verify import verify
+
+
+def zh(pid, text, equation, answer):
+    return build_problem(pid, text, equation, answer, "math23k", language="zh")
+
+
+HOST = zh("h", "小刚的体重是28千克，小强的体重是小刚的2倍，小强的体重=多少千克？", "x=28*2", 56)
+DONOR = zh("d", "小红体重40千克，比小东体重的(2/3)多10千克，小东体重=多少千克？", "x=(40-10)/(2/3)", 45)
+
+
+def _made(pool, parents=("h", "d")):
+    batch = geca_op1(pool, AugmentConfig(), seed=0, round_=1)
+    return batch, [c for c in batch.candidates if c.provenance.parents == parents]
+
+
+def _refused(pool, reason):
+    batch, made = _made(pool)
+    assert made == [] and batch.rejected[reason] >= 1, dict(batch.rejected)
+
+
+def test_a_persons_measure_takes_the_narrative_told_of_the_hosts_person():
+    batch, made = _made([HOST, DONOR])
+    (new,) = verify(made)[0]
+    assert new.text == "小红体重40千克，比小刚体重的(2/3)多10千克，小强的体重是小刚的2倍，小强的体重=多少千克？"
+    assert new.answer == Fraction(90)  # (40 - 10) / (2/3) * 2
+    assert "小东" not in new.text and "attribute=小东重->小刚重" in new.provenance.detail
+    assert consistency_reason(new, [HOST, DONOR]) is None
+
+
+def test_a_thing_of_the_same_kind_is_told_with_the_hosts_classifier():
+    host = zh("h", "一根铁丝长120米，第一次用去(1/4)，还剩多少米？", "x=120*(1-1/4)", 90)
+    donor = zh("d", "一块白布长32米，一块花布的长是白布的3倍少14米，这块花布长多少米？", "x=32*3-14", 82)
+    (new,) = verify(_made([host, donor])[1])[0]
+    assert new.text == "一块白布长32米，一根铁丝的长是白布的3倍少14米，第一次用去(1/4)，还剩多少米？"
+    assert new.answer == Fraction(123, 2)  # 82 * (1 - 1/4)
+
+
+def test_a_whole_round_keeps_the_composition_past_verification_and_the_checks():
+    batch = generate_candidates([HOST, DONOR], AugmentConfig(operators=("geca_op1",)), 1)
+    assert [c.text for c in batch.candidates] == [
+        "小红体重40千克，比小刚体重的(2/3)多10千克，小强的体重是小刚的2倍，小强的体重=多少千克？"]
+    kept, rejected = check_candidates(batch.candidates, {"h": HOST, "d": DONOR})
+    assert len(kept) == 1 and not rejected
+
+
+def test_a_donor_whose_story_changes_the_thing_is_refused():
+    # the question asks the length before the cut; told into a host, the host would go on from the length after it
+    host = zh("h", "一根铁丝长120米，李师傅把它围成一个正方形，这个正方形的边长是多少米？", "x=120/4", 30)
+    donor = zh("d", "一根绳子用去(1/5)，还剩16米，这根绳子原来长多少米？", "x=16/(1-1/5)", 20)
+    _refused([host, donor], "op1_zh_attr_donor_changes_it")
+
+
+def test_things_of_another_kind_or_shapes_are_never_told_of_each_other():
+    # a walk along a road is not one along a rope; a triangle's area is not a parallelogram's formula
+    host = zh("h", "一条绳子长26米，第一次用去7米，还剩多少米？", "x=26-7", 19)
+    road = zh("d", "甲乙两人从两地沿一条公路相向走来，甲每分钟走60米，乙每分钟走50米，3分钟后相遇，这条公路长多少米？",
+              "x=(60+50)*3", 330)
+    _refused([host, road], "op1_zh_attr_no_donor_of_its_kind")
+    shape_host = zh("h", "一个平行四边形的面积是40平方厘米，它的高是5厘米，它的底=多少厘米．", "x=40/5", 8)
+    shape_donor = zh("d", "一个平行四边形的底是8厘米，高是6厘米，这个平行四边形的面积=多少平方厘米．", "x=8*6", 48)
+    _refused([shape_host, shape_donor], "op1_zh_attr_no_donor_of_its_kind")
+
+
+def test_a_rename_that_would_merge_two_people_is_refused():
+    # the donor's own 小刚 beside its 小东: told as the host's 小刚, two people would become one
+    donor = zh("d", "小刚体重40千克，比小东体重的(2/3)多10千克，小东体重=多少千克？", "x=(40-10)/(2/3)", 45)
+    _refused([HOST, donor], "op1_holder_differs")
+
+
+def test_a_narrative_of_more_people_is_refused_where_the_host_counts_its_people():
+    host = zh("h", "爸爸重75千克，小明重30千克，两人一共重多少千克？", "x=75+30", 105)
+    _refused([host, DONOR], "op1_zh_attr_changes_who_is_counted")
+
+
+def test_a_host_whose_next_clause_leans_on_the_statement_is_refused():
+    host = zh("h", "王强的身高是180厘米，比赵芳高20厘米，赵芳的身高=多少厘米．", "x=180-20", 160)
+    donor = zh("d", "小英高140厘米，比小明矮10厘米，小明身高多少厘米？", "x=140+10", 150)
+    _refused([host, donor], "op1_zh_next_clause_leans_on_the_statement")

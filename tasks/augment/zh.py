@@ -62,11 +62,11 @@ GENERAL_NOUNS = frozenset("水果 蔬菜 东西 物品 商品 货物 粮食 动�
 _GENERIC = frozenset("有 是 用 多 少 比 倍 每 共 一共 还 又 再 到 要 需要 用去".split())
 _NOT_CONTENT = frozenset("了 的 地 得 着 过 是 把 被 给 和 与 及 或 又 再 也 都 就 才 还 只 比 从 向 往 在 到 为 对 "
                          "这 那 这些 那些 它 它们 他 她 他们 她们 我 我们 你 你们 多 少 后 前 中 里 上 下".split())
-_GIVEN_CHARS = "明红华芳刚丽军强林东亮玲兰英敏燕伟杰平静莉娟雪梅云霞婷颖磊勇涛斌超鹏飞宇浩凯健龙峰阳文武新华玉珍"
+GIVEN_CHARS = "明红华芳刚丽军强林东亮玲兰英敏燕伟杰平静莉娟雪梅云霞婷颖磊勇涛斌超鹏飞宇浩凯健龙峰阳文武新华玉珍"
 # and the 小X names of Math23K that jieba tags as nouns or cuts (小兵/n, 小巧/n, 小胖/z; 小李 and 小王, in 72 problems,
 # cut as 小/a + 李), a person in every context of them read; 小花, 小马, 小叶, 小金, 小黄 and 小高 are left out
 # (small flower, pony, leaf, 小金鱼 cut as 小金 + 鱼, 小黄山, and the adjective)
-_GIVEN_CHARS += "兵胖巧张亚海民毛洋利乐涵程影王李刘杨周陈赵吴胡"
+GIVEN_CHARS += "兵胖巧张亚海民毛洋利乐涵程影王李刘杨周陈赵吴胡"
 
 
 class Word(NamedTuple):
@@ -102,7 +102,7 @@ def tagger():
     from tasks.augment.entities import load_names
 
     names = {"".join(n) for (lang, _), group in load_names().items() if lang == "zh" for n in group}
-    names |= {"小" + ch for ch in _GIVEN_CHARS}
+    names |= {"小" + ch for ch in GIVEN_CHARS}
     for name in sorted(names):
         pos.add_word(name, 100000, "nr")
     for unit in sorted(CLASSIFIERS):

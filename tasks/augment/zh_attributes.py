@@ -33,7 +33,7 @@ from tasks.augment.compose import (ContentWords, book, near_duplicate, operation
                                    used_quantity_in_clause)
 from tasks.augment.zh_numbers import marked
 from tasks.augment.zh_refusal import (KIN, MORE_REMOVALS, PRICE_CHANGES, REMOVALS, ZH_ATTEMPTS, acts_on_it,
-                                      kin_of_someone_else, next_subject_ambiguous)
+                                      kin_of_someone_else, next_subject_ambiguous, people)
 
 # Attribute words, and the ones that say the same measure ("体重" of a person is how heavy: "重").
 _SAME = {"体重": "重", "重量": "重", "质量": "重", "全长": "长", "总长": "长", "长度": "长", "宽度": "宽",
@@ -54,7 +54,7 @@ _KINDS = (frozenset("绳子 绳 铁丝 电线 钢管 钢材 钢条 彩条 彩带
           frozenset("电视机 彩电 冰箱 洗衣机 空调 电脑 电冰箱 微波炉 录音机 收音机 照相机 手机 电风扇".split()),
           frozenset("公路 路 马路 铁路 水渠 河堤 隧道 街道 跑道 高速公路 水泥路 小路".split()))
 # Words that count the host's people: a narrative that names more people changes who they are
-_COUNTED = ("两人", "两个人", "二人", "两位", "俩", "三人", "三个人", "他们", "她们", "大家", "各自")
+_COUNTED = ("伙伴", "两名", "两人", "两个人", "二人", "两位", "俩", "三人", "三个人", "他们", "她们", "大家", "各自")
 # Events that change a thing's measure as a story goes: a donor telling one asks the measure before its story
 _CHANGES = REMOVALS + MORE_REMOVALS + PRICE_CHANGES + ("增加", "减少", "提高", "降低", "缩短", "延长", "加长", "剩",
                                                        "折", "涨", "降")
@@ -175,12 +175,12 @@ def pair_refusal(host: Problem, u: Units, c: int, measure: Measure, told: Proble
     tokens = tuple(host.tokens)
     narrative = tuple(told.tokens[:told_u.spans[-1][0]])
     rest = tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:]
-    others = _people(narrative) - {measure.thing}
-    if zh.names_in(narrative) & zh.names_in(rest) - {measure.thing}:
+    others = _people_and_kin(narrative) - {measure.thing}
+    if people(narrative) & people(rest) - {measure.thing}:
         return "op1_holder_differs"  # the donor's 小红 and the host's would be one person
     if others and any(w in "".join(rest) for w in _COUNTED):
         return "op1_zh_attr_changes_who_is_counted"  # "两人一共重多少千克" after a narrative of two more people
-    if others and not _people(tokens[u.spans[-1][0]:]):
+    if others and not _people_and_kin(tokens[u.spans[-1][0]:]):
         return "op1_zh_attr_question_of_whom"  # "体内血液约有多少千克" after a narrative of three people
     if next_subject_ambiguous(host, u, c, narrative):
         return "op1_zh_next_clause_subject_ambiguous"  # "..., 售出后可得(1/4)的利润": which thing is sold?
@@ -212,10 +212,10 @@ def pair_refusal(host: Problem, u: Units, c: int, measure: Measure, told: Proble
     return None
 
 
-def _people(tokens: Sequence[str]) -> set[str]:
+def _people_and_kin(tokens: Sequence[str]) -> set[str]:
     """Names and kin (爸爸, 妈妈) the text speaks of."""
     text = "".join(tokens)
-    return zh.names_in(tuple(tokens)) | {k for k in KIN if k in text}
+    return people(tokens) | {k for k in KIN if k in text}
 
 
 def told_as(donor: Problem, u: Units, theirs: Measure, measure: Measure) -> Problem:

@@ -66,8 +66,8 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
     told = "".join(narrative)
     if _shares_one_whole(told, rest, "".join(tokens[slice(*u.spans[c])])):
         return "op1_zh_donor_fixes_the_whole"  # "共50人，女生占60%" then the host's "男生比女生少(1/5)"
-    others = _people(narrative) - {asked_of}
-    if holder is None and others and _people(tokens) - others:
+    others = people(narrative) - {asked_of}
+    if holder is None and others and people(tokens) - others:
         return "op1_zh_donor_names_someone_else"  # 小明 reads the book, then the host's 王丽 reads "the" rest
     if any(w in told for w in PRICE_CHANGES) and any(w in rest for w in PRICE_CHANGES):
         return "op1_zh_two_price_changes"  # "降价40%后售价120元" then the host's "现在打0.8销售"
@@ -115,9 +115,9 @@ def kin_of_someone_else(narrative: Sequence[str], rest: Sequence[str]) -> bool:
     father is it then?"""
     told, said = "".join(narrative), "".join(rest)
     kin = {k for k in KIN if k in told and k in said}
-    if not kin or not _people(narrative):
+    if not kin or not people(narrative):
         return False
-    return bool(_people(rest) - _people(narrative)) or any(w in said for w in ("我", "他", "她"))
+    return bool(people(rest) - people(narrative)) or any(w in said for w in ("我", "他", "她"))
 
 
 KIN = ("爸爸", "妈妈", "哥哥", "姐姐", "弟弟", "妹妹", "爷爷", "奶奶", "叔叔", "阿姨", "表弟", "表哥")
@@ -146,11 +146,12 @@ _CLASS_LABEL = re.compile(r"[0-9一二三四五六七八九十]+(?:年级)?[(（
                           r"|[\u4e00-\u9fff]{2}(?:小学|中学)")
 
 
-def _people(tokens: Sequence[str]) -> set[str]:
-    """Names in the text, with a surname and a given name that jieba cut apart (王/丽 -> 王丽)."""
+def people(tokens: Sequence[str]) -> set[str]:
+    """Names in the text, with a surname and a given name that jieba cut apart (王/丽 -> 王丽, 李/红 with 红 tagged
+    an adjective -> 李红)."""
     ws = zh.words(tuple(tokens))
-    merged = {a.text + b.text for a, b in zip(ws, ws[1:]) if a.flag.startswith("nr") and b.flag.startswith("nr")
-              and len(a.text) == len(b.text) == 1 and a.text in zh._SURNAMES}
+    merged = {a.text + b.text for a, b in zip(ws, ws[1:]) if a.flag.startswith("nr") and len(a.text) == len(b.text) == 1
+              and a.text in zh._SURNAMES and (b.flag.startswith("nr") or b.text in zh.GIVEN_CHARS)}
     return zh.names_in(tuple(tokens)) | merged
 
 

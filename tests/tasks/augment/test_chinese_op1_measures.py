@@ -88,3 +88,17 @@ def test_a_host_whose_next_clause_leans_on_the_statement_is_refused():
     host = zh("h", "王强的身高是180厘米，比赵芳高20厘米，赵芳的身高=多少厘米．", "x=180-20", 160)
     donor = zh("d", "小英高140厘米，比小明矮10厘米，小明身高多少厘米？", "x=140+10", 150)
     _refused([host, donor], "op1_zh_next_clause_leans_on_the_statement")
+
+
+def test_a_narrative_of_more_people_is_refused_where_the_host_says_how_many_there_are():
+    # "两个小伙伴" then the narrative's 小红 beside the host's 小强 and 小芳: three people where the text says two
+    host = zh("h", "两个小伙伴称体重，小强重25.7千克，小芳比小强轻1.04千克，小芳的体重=多少千克？", "x=25.7-1.04", 24.66)
+    donor = zh("d", "小红体重40千克，比小东体重的(2/3)多10千克，小东体重=多少千克？", "x=(40-10)/(2/3)", 45)
+    _refused([host, donor], "op1_zh_attr_changes_who_is_counted")
+
+
+def test_a_name_jieba_cuts_apart_is_still_a_person():
+    # jieba reads 李红 as 李/nr + 红/a: the narrative still names a person, so the host's "两人" is ambiguous
+    host = zh("h", "爸爸重75千克，小明重30千克，两人一共重多少千克？", "x=75+30", 105)
+    donor = zh("d", "李红的体重是42千克，小东的体重是李红的(1/2)，小东的体重=多少千克？", "x=42*(1/2)", 21)
+    _refused([host, donor], "op1_zh_attr_changes_who_is_counted")

@@ -33,7 +33,8 @@ from tasks.augment.compose import (ContentWords, book, near_duplicate, operation
                                    used_quantity_in_clause)
 from tasks.augment.zh_numbers import marked
 from tasks.augment.zh_refusal import (KIN, MORE_REMOVALS, PRICE_CHANGES, REMOVALS, ZH_ATTEMPTS, acts_on_it,
-                                      kin_of_someone_else, next_subject_ambiguous, people)
+                                      kin_of_someone_else, next_subject_ambiguous, people,
+                                      total_misses_a_part)
 
 # Attribute words, and the ones that say the same measure ("体重" of a person is how heavy: "重").
 _SAME = {"体重": "重", "重量": "重", "质量": "重", "全长": "长", "总长": "长", "长度": "长", "宽度": "宽",
@@ -184,6 +185,8 @@ def pair_refusal(host: Problem, u: Units, c: int, measure: Measure, told: Proble
         return "op1_zh_attr_question_of_whom"  # "体内血液约有多少千克" after a narrative of three people
     if next_subject_ambiguous(host, u, c, narrative):
         return "op1_zh_next_clause_subject_ambiguous"  # "..., 售出后可得(1/4)的利润": which thing is sold?
+    if total_misses_a_part(host, u, narrative):
+        return "op1_zh_host_total_misses_a_part"  # "服装一共要花多少元" after a narrative that prices a shirt
     if zh.places(narrative) - zh.places(tokens):
         return "op1_zh_donor_in_another_place"
     if rated(host, narrative) & rated(host, rest):

@@ -83,9 +83,7 @@ def zh_refusal(host: Problem, u: Units, c: int, entity: str, states: frozenset[s
         return "op1_zh_kin_of_someone_else"  # 小红's 爸爸 in the narrative, then the host's "我" and "爸爸"
     if next_subject_ambiguous(host, u, c, narrative):
         return "op1_zh_next_clause_subject_ambiguous"  # "运来梨240千克，运来的苹果比梨多...，卖出了(5/8)": of which?
-    question = "".join(tokens[u.spans[-1][0]:])
-    if any(w in question for w in _TOTALS) and not any(w in question for w in "和与、及") \
-            and zh.nouns_of_text(narrative) - zh.nouns_of_text(host.tokens):
+    if total_misses_a_part(host, u, narrative):
         return "op1_zh_host_total_misses_a_part"  # "一共有果树多少棵" after a narrative that adds 桃树
     if (holder is None) != (asked_of is None):
         return "op1_holder_differs"
@@ -159,6 +157,14 @@ def _introduces(tokens: tuple[str, ...], start: int, end: int) -> bool:
     """The clause opens by bringing in its own actor ("一辆汽车...", "两辆汽车从两地相对开出")."""
     first = next((w for w in zh.words(tokens) if start <= w.start < end and w.flag != "x"), None)
     return first is not None and first.text[:1] in "一某两" and not first.text[:1].isdigit()
+
+
+def total_misses_a_part(host: Problem, u: Units, narrative: Sequence[str]) -> bool:
+    """The host asks a total of no named parts ("一共要花多少元") and the narrative brings in a thing the host does
+    not have: would the total count it?"""
+    question = "".join(host.tokens[u.spans[-1][0]:])
+    return any(w in question for w in _TOTALS) and not any(w in question for w in "和与、及") \
+        and bool(zh.nouns_of_text(narrative) - zh.nouns_of_text(host.tokens))
 
 
 def next_subject_ambiguous(host: Problem, u: Units, c: int, narrative: Sequence[str]) -> bool:

@@ -102,3 +102,11 @@ def test_a_name_jieba_cuts_apart_is_still_a_person():
     host = zh("h", "爸爸重75千克，小明重30千克，两人一共重多少千克？", "x=75+30", 105)
     donor = zh("d", "李红的体重是42千克，小东的体重是李红的(1/2)，小东的体重=多少千克？", "x=42*(1/2)", 21)
     _refused([host, donor], "op1_zh_attr_changes_who_is_counted")
+
+
+def test_a_total_of_no_named_parts_after_a_narrative_of_another_thing_is_refused():
+    # would "一共" count the narrative's shirt? the expression would not
+    host = zh("h", "学校要为25名教师订购服装，一件上衣的售价是265元，裤子的售价是135元．购买这批服装一共要花多少元？",
+              "x=(265+135)*25", 10000)
+    donor = zh("d", "一件衬衫100元，一件毛衣的价格比它的2倍还多6元，毛衣的价格=多少元．", "x=100*2+6", 206)
+    _refused([host, donor], "op1_zh_host_total_misses_a_part")

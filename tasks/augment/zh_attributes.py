@@ -185,6 +185,8 @@ def pair_refusal(host: Problem, u: Units, c: int, measure: Measure, told: Proble
         return "op1_zh_attr_question_of_whom"  # "体内血液约有多少千克" after a narrative of three people
     if next_subject_ambiguous(host, u, c, narrative):
         return "op1_zh_next_clause_subject_ambiguous"  # "..., 售出后可得(1/4)的利润": which thing is sold?
+    if told.answer < _amount_used_after(host, u, c, measure):
+        return "op1_zh_attr_host_uses_more_than_it_has"  # a 42 m rope of which the host then uses 40 m and 16.8 m
     if total_misses_a_part(host, u, narrative):
         return "op1_zh_host_total_misses_a_part"  # "服装一共要花多少元" after a narrative that prices a shirt
     if zh.places(narrative) - zh.places(tokens):
@@ -213,6 +215,17 @@ def pair_refusal(host: Problem, u: Units, c: int, measure: Measure, told: Proble
     if said - {measure.thing} - set(_ATTRIBUTES):
         return "op1_zh_donor_restates_the_host"  # a word both say of their own values ("上衣", "现在")
     return None
+
+
+def _amount_used_after(host: Problem, u: Units, c: int, measure: Measure):
+    """What the host's clauses after statement ``c`` take of the thing in its unit ("第二次用去40米" -> 40), where they
+    tell a story that uses it up: the host's amounts were chosen for its own measure, and a shorter one cannot give them."""
+    tokens = host.tokens
+    start, end = u.spans[c]
+    if not acts_on_it(tokens[:start] + tokens[end:]):
+        return 0
+    return sum((q.value for pos, q in zip(u.qty_pos, host.quantities)
+                if pos >= end and "".join(tokens[pos + 1:pos + 1 + len(measure.unit)]) == measure.unit), start=0)
 
 
 def _people_and_kin(tokens: Sequence[str]) -> set[str]:

@@ -110,3 +110,12 @@ def test_a_total_of_no_named_parts_after_a_narrative_of_another_thing_is_refused
               "x=(265+135)*25", 10000)
     donor = zh("d", "一件衬衫100元，一件毛衣的价格比它的2倍还多6元，毛衣的价格=多少元．", "x=100*2+6", 206)
     _refused([host, donor], "op1_zh_host_total_misses_a_part")
+
+
+def test_a_narrative_giving_less_than_the_host_then_uses_is_refused():
+    # the donor's rope is 42 m; the host then cuts 40 m and 16.8 m of it
+    host = zh("h", "一根绳子长100米，第一次用去40米，第二次用去16.8米，还剩全长的百分之几？", "x=(100-40-16.8)/100", 0.432)
+    donor = zh("d", "一根绳子的(6/7)是36米，这根绳子长多少米．", "x=36/(6/7)", 42)
+    _refused([host, donor], "op1_zh_attr_host_uses_more_than_it_has")
+    longer = zh("d", "一根绳子的(2/5)是36米，这根绳子长多少米．", "x=36/(2/5)", 90)
+    assert _made([host, longer])[1]  # 90 m gives both cuts

@@ -307,13 +307,14 @@ def compose(problems: Sequence[Problem], p: int, u: Units, measures: list[tuple[
         if theirs.thing != measure.thing and measure.thing in "".join(donor.tokens[:donor_u.spans[-1][0]]):
             batch.rejected["op1_holder_differs"] += 1  # the donor's 小新 told as 小红 beside its own 小红: one person
             continue
-        told = told_as(donor, donor_u, theirs, measure) if theirs.thing != measure.thing else donor
-        told_u = clause_units(told)
-        refused = pair_refusal(host, u, c, measure, told, told_u)
+        if theirs.thing != measure.thing:  # the donor told of the host's thing (keeps its id; the refusal sampler reads it)
+            donor = told_as(donor, donor_u, theirs, measure)
+            donor_u = clause_units(donor)
+        refused = pair_refusal(host, u, c, measure, donor, donor_u)
         if refused:
             batch.rejected[refused] += 1
             continue
         detail = (f"clause={c} donor={donor.id} attribute={theirs.thing}{theirs.attribute}->"
                   f"{measure.thing}{measure.attribute}")
-        book(operation1(host, u, c, told, told_u, detail, round_), batch, made_texts)
+        book(operation1(host, u, c, donor, donor_u, detail, round_), batch, made_texts)
     return True

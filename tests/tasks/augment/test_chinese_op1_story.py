@@ -62,11 +62,15 @@ def test_a_donor_asking_what_is_left_after_its_cuts_may_compose():
 
 
 def test_two_stories_that_read_one_book_are_refused():
-    # 王强's reading fixes the book at 180 pages; the host's 小明 then reads "the" rest of which copy?
+    # 小明's reading fixes the book at 180 pages; the host's 小明 then reads "the" rest of it again
     host = zh("h", "一本故事书有80页，小明每天看5页，看了7天，还剩多少页没看？", "x=80-5*7", 45)
-    donor = zh("d", "王强读一本故事书，已经读了80页，已读页数和未读页数的比是4：5．这本故事书有多少页？",
+    donor = zh("d", "小明读一本故事书，已经读了80页，已读页数和未读页数的比是4：5．这本故事书有多少页？",
                "x=80/(4/(4+5))", 180)
     assert refusal(host, donor) == "op1_zh_two_stories_act_on_it"
+    # told by 王强 (jieba cuts 王/强; read as one person since session 26), the pair is refused as naming someone else
+    other = zh("o", "王强读一本故事书，已经读了80页，已读页数和未读页数的比是4：5．这本故事书有多少页？",
+               "x=80/(4/(4+5))", 180)
+    assert refusal(host, other) == "op1_zh_donor_names_someone_else"
     # a narrative that only says what the book is composes
     static = zh("s", "一本故事书的(3/4)是90页，这本故事书有多少页？", "x=90/(3/4)", 120)
     assert refusal(host, static) is None

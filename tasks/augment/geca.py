@@ -14,7 +14,8 @@ Operation 2 swaps one entity of q (a name or a counted noun) for an alternative 
 common environment, everywhere in q, question included (swap.py); the expression is kept.
 Sampling is seeded, a few candidates per problem, never a pairwise comparison of problems.
 The splice and the pair tests every operation-1 route shares are in compose.py; Chinese problems about named
-numbers (甲数, 一个数) compose by zh_numbers.py.
+numbers (甲数, 一个数) compose by zh_numbers.py, Chinese statements of a thing's measure ("一根铁丝长120米",
+"小刚的体重是28千克") by zh_attributes.py.
 """
 from __future__ import annotations
 

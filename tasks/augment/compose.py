@@ -140,6 +140,12 @@ def book(out: Problem | str, batch: CandidateBatch, made_texts: set[str]) -> Non
         batch.candidates.append(out)
 
 
+def marked(tokens: Sequence[str], start: int, end: int, qty_pos: Sequence[int]) -> str:
+    """The clause's text with each quantity written Q (the Chinese routes match their clauses on it)."""
+    qty = set(qty_pos)
+    return "".join("Q" if i in qty else tokens[i] for i in range(start, end))
+
+
 def retold(donor: Problem, u: Units, replacements: Sequence[tuple[int, int, str]]) -> Problem:
     """The Chinese donor with narrative characters [start, end) written as the given text, for each replacement
     (character offsets into its narrative, one token a character but for quantities); quantities move with the

@@ -24,14 +24,14 @@ Each refusal is counted by reason (``op1_zh_attr_*``, and the entity route's nam
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import NamedTuple, Sequence
 
 from mwp.problem import Problem
 from tasks.augment import zh
 from tasks.augment.base import AugmentConfig, CandidateBatch, Units, clause_units
-from tasks.augment.compose import (ContentWords, book, near_duplicate, operation1, rated, retold,
+from tasks.augment.compose import (ContentWords, book, marked, near_duplicate, operation1, rated, retold,
                                    used_quantity_in_clause)
-from tasks.augment.zh_numbers import marked
 from tasks.augment.zh_refusal import (KIN, MORE_REMOVALS, PRICE_CHANGES, REMOVALS, ZH_ATTEMPTS, acts_on_it,
                                       kin_of_someone_else, next_subject_ambiguous, people,
                                       total_misses_a_part)
@@ -59,14 +59,20 @@ _COUNTED = ("伙伴", "两名", "两人", "两个人", "二人", "两位", "俩"
 # Events that change a thing's measure as a story goes: a donor telling one asks the measure before its story
 _CHANGES = REMOVALS + MORE_REMOVALS + PRICE_CHANGES + ("增加", "减少", "提高", "降低", "缩短", "延长", "加长", "剩",
                                                        "折", "涨", "降")
-_ALT = lambda words: "|".join(sorted(words, key=len, reverse=True))  # noqa: E731 -- a regex alternation, longest first
-_CL = _ALT(zh.COUNT_CLASSIFIERS)
+
+
+def _alternation(words) -> str:
+    """A regex alternation of the words, longest first (so 平方米 is tried before 米)."""
+    return "|".join(sorted(words, key=len, reverse=True))
+
+
+_CL, _ATTR, _UNIT = (_alternation(words) for words in (zh.COUNT_CLASSIFIERS, _ATTRIBUTES, _UNITS))
 _STATEMENT = re.compile(
-    rf"^(?:已知|如果|而)?(?P<det>[一这那该])?(?P<cl>{_CL})?(?P<obj>[\u4e00-\u9fff]{{1,6}}?)的?(?P<attr>{_ALT(_ATTRIBUTES)})"
-    rf"(?:是|为|约|约是|大约是|大约|有)?Q(?P<unit>{_ALT(_UNITS)})[，,．。；;]*$")
+    rf"^(?:已知|如果|而)?(?P<det>[一这那该])?(?P<cl>{_CL})?(?P<obj>[\u4e00-\u9fff]{{1,6}}?)的?(?P<attr>{_ATTR})"
+    rf"(?:是|为|约|约是|大约是|大约|有)?Q(?P<unit>{_UNIT})[，,．。；;]*$")
 _QUESTION = re.compile(
-    rf"^(?:求|那么|问|则)?(?P<det>[这那该])?(?P<cl>{_CL})?(?P<obj>[\u4e00-\u9fff]{{1,6}}?)的?(?:原来)?(?P<attr>{_ALT(_ATTRIBUTES)})"
-    rf"(?:是|为|有|=)*(?:多少|几)(?P<unit>{_ALT(_UNITS)})[？?．。.]*$")
+    rf"^(?:求|那么|问|则)?(?P<det>[这那该])?(?P<cl>{_CL})?(?P<obj>[\u4e00-\u9fff]{{1,6}}?)的?(?:原来)?(?P<attr>{_ATTR})"
+    rf"(?:是|为|有|=)*(?:多少|几)(?P<unit>{_UNIT})[？?．。.]*$")
 
 
 class Measure(NamedTuple):
@@ -80,11 +86,6 @@ class Measure(NamedTuple):
 class AttributeDonor(NamedTuple):
     index: int  # position in the pool
     measure: Measure
-
-
-def composed_by_attribute(detail: str) -> bool:
-    """True for the provenance detail of a composition made here ("attribute=电线长->绳子长")."""
-    return " attribute=" in f" {detail}"
 
 
 def _measure(problem: Problem, u: Units, c: int, pattern: re.Pattern) -> Measure | None:
@@ -110,7 +111,8 @@ def _classifier_of(problem: Problem, thing: str) -> str:
 
 def host_clause(host: Problem, u: Units, c: int) -> Measure | None:
     """The measure statement ``c`` of ``host`` gives ("一条绳子长5米，" -> 绳子, 长, 米), else None."""
-    if used_quantity_in_clause(host, u, c) is None or sum(a <= p < b for p in u.qty_pos for a, b in [u.spans[c]]) != 1:
+    start, end = u.spans[c]
+    if used_quantity_in_clause(host, u, c) is None or sum(start <= p < end for p in u.qty_pos) != 1:
         return None
     return _measure(host, u, c, _STATEMENT)
 
@@ -122,17 +124,16 @@ def asked(donor: Problem, u: Units) -> Measure | None:
 
 def donor_refusal(donor: Problem, u: Units, measure: Measure) -> str | None:
     """Why a donor asking ``measure`` cannot donate its narrative to any host, if it cannot."""
-    narrative = "".join(donor.tokens[:u.spans[-1][0]])
-    question = "".join(donor.tokens[u.spans[-1][0]:])
-    if len(u.spans) < 2 or any(a <= p for p in u.qty_pos for a in [u.spans[-1][0]]):
-        return "op1_donor_question_holds_quantity"
+    q_start = u.spans[-1][0]
+    narrative, question = "".join(donor.tokens[:q_start]), "".join(donor.tokens[q_start:])
+    if len(u.spans) < 2 or any(p >= q_start for p in u.qty_pos):
+        return "op1_donor_question_holds_quantity"  # any number in it: the narrative is not all it asks from
     if measure.thing not in narrative:
         return "op1_zh_attr_donor_never_names_it"  # "...，它的高=多少厘米": nothing to tell of the host's thing
-    mentions, occurrences = zh.noun_mentions(tuple(donor.tokens[:u.spans[-1][0]]), measure.thing)
+    mentions, occurrences = zh.noun_mentions(tuple(donor.tokens[:q_start]), measure.thing)
     if len(mentions) != occurrences:
         return "op1_zh_attr_thing_inside_another_word"  # 路 in 水泥路: renaming it would break the word
-    if any(w in narrative or w in question for w in _CHANGES) or "原来" in question or acts_on_it(
-            donor.tokens[:u.spans[-1][0]]):
+    if any(w in narrative or w in question for w in _CHANGES) or "原来" in question or acts_on_it(donor.tokens[:q_start]):
         return "op1_zh_attr_donor_changes_it"  # "用去(3/5)，还剩30米，原来长多少米": the measure before its story
     if "另" in narrative or "另" in question:
         return "op1_zh_donor_introduces_a_second_thing"
@@ -158,8 +159,8 @@ def host_refusal(host: Problem, u: Units, c: int, measure: Measure) -> str | Non
 
 
 def same_kind(host: Measure, donor: Measure) -> bool:
-    """The donor's thing may be told as the host's: the same noun, two people, or two things of one classifier
-    that are not shapes."""
+    """The donor's thing may be told as the host's (one attribute, one unit): the same noun, two people, or two
+    things of one kind in ``_KINDS``; never a shape."""
     if (host.attribute, host.unit) != (donor.attribute, donor.unit):
         return False
     if any(s in host.thing or s in donor.thing for s in _SHAPES):
@@ -202,8 +203,8 @@ def pair_refusal(host: Problem, u: Units, c: int, measure: Measure, told: Proble
         _SAME.get(a, a) for a in _ATTRIBUTES if a in rest_text}
     if attributes - {measure.attribute}:
         return "op1_zh_attr_stated_twice"  # the narrative's 宽 beside the host's own 宽 of the same field
-    others = (zh.names_in(narrative) | zh.nouns_of_text(narrative)) - {measure.thing}
-    if any(p in rest_text for p in ("它", "他", "她")) and others:
+    mentioned = (zh.names_in(narrative) | zh.nouns_of_text(narrative)) - {measure.thing}
+    if any(p in rest_text for p in ("它", "他", "她")) and mentioned:
         return "op1_zh_attr_pronoun_ambiguous"  # the host's 它 after a narrative that names a second thing
     things = zh.nouns_of_text(narrative) - {measure.thing} - zh.ATTRIBUTES
     if any(set(a) & set(b) for a in things for b in zh.nouns_of_text(rest) - {measure.thing} - zh.ATTRIBUTES - things):
@@ -217,7 +218,7 @@ def pair_refusal(host: Problem, u: Units, c: int, measure: Measure, told: Proble
     return None
 
 
-def _amount_used_after(host: Problem, u: Units, c: int, measure: Measure):
+def _amount_used_after(host: Problem, u: Units, c: int, measure: Measure) -> Fraction | int:
     """What the host's clauses after statement ``c`` take of the thing in its unit ("第二次用去40米" -> 40), where they
     tell a story that uses it up: the host's amounts were chosen for its own measure, and a shorter one cannot give them."""
     tokens = host.tokens

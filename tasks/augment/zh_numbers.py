@@ -22,7 +22,7 @@ from typing import NamedTuple, Sequence
 
 from mwp.problem import Problem
 from tasks.augment.base import AugmentConfig, CandidateBatch, Units, clause_units
-from tasks.augment.compose import ContentWords, book, near_duplicate, operation1, retold
+from tasks.augment.compose import ContentWords, book, marked, near_duplicate, operation1, retold
 from tasks.augment.zh_refusal import ZH_ATTEMPTS
 
 NAMES = ("甲数", "乙数", "丙数")
@@ -54,12 +54,6 @@ class NumberDonor(NamedTuple):
 def composed_by_number(detail: str) -> bool:
     """True for the provenance detail of a composition made here (geca.py writes "number=一个数->甲数")."""
     return " number=" in f" {detail}"
-
-
-def marked(tokens: Sequence[str], start: int, end: int, qty_pos: Sequence[int]) -> str:
-    """The clause's text with each quantity written Q."""
-    qty = set(qty_pos)
-    return "".join("Q" if i in qty else tokens[i] for i in range(start, end))
 
 
 def _generic_mentions(text: str) -> list[tuple[int, int]]:

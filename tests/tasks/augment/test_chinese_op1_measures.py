@@ -85,8 +85,9 @@ def test_a_narrative_of_more_people_is_refused_where_the_host_counts_its_people(
 
 
 def test_a_host_whose_next_clause_leans_on_the_statement_is_refused():
-    host = zh("h", "王强的身高是180厘米，比赵芳高20厘米，赵芳的身高=多少厘米．", "x=180-20", 160)
-    donor = zh("d", "小英高140厘米，比小明矮10厘米，小明身高多少厘米？", "x=140+10", 150)
+    # without the refusal: "小英身高140厘米，比小刚矮10厘米，比小芳高20厘米": who is taller than 小芳?
+    host = zh("h", "小刚的身高是150厘米，比小芳高20厘米，小芳的身高=多少厘米．", "x=150-20", 130)
+    donor = zh("d", "小英身高140厘米，比小明矮10厘米，小明身高多少厘米？", "x=140+10", 150)
     _refused([host, donor], "op1_zh_next_clause_leans_on_the_statement")
 
 

@@ -395,7 +395,8 @@ def is_content(word: Word) -> bool:
             and word.text not in CLASSIFIERS and word.text not in QUESTION_WORDS)
 
 
-_PLACE_ENDS = tuple("园室角村厂店站场校区馆库队组班车间学院堂") + ("小学", "中学", "大学")
+# One character each, but for the words: not 学 (数学, 同学 are no places); a vehicle (车) is a setting of its own
+_PLACE_ENDS = tuple("园室角村厂店站场校区馆库队组班车间院堂") + ("小学", "中学", "大学")
 
 
 def places(tokens: Sequence[str]) -> set[str]:

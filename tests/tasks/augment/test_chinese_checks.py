@@ -154,3 +154,11 @@ def test_a_name_swap_keeps_the_role_its_title_gives():
     flowers = zh("f", "平均每人做小红花11朵，12人做小红花多少朵？", "x=11*12", 132)
     assert swap_entity(flowers, Entity("name", "小红"), Entity("name", "小伟"), "geca_op2", "", 1) == \
         "swap_mention_bound_to_its_words"
+
+
+def test_a_subject_ending_like_a_school_is_no_place():
+    from tasks.augment import zh as reader
+    # 数学 ends in 学 as 小学 does, but names a subject: a 数学小组's story is in its 小组, not a place called 数学
+    assert reader.places(tuple("数学小组有8人")) == {"小组"}
+    assert reader.places(tuple("学院有学生300人，车间有工人50人")) == {"学院", "车间"}
+    assert reader.places(tuple("一辆客车上有40人")) == {"客车"}  # a vehicle is a setting of its own

@@ -5,7 +5,7 @@ statement, a near duplicate, a text already made)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 from mwp.expr import Qty, quantity_slots, substitute
 from mwp.problem import Problem
@@ -138,6 +138,26 @@ def book(out: Problem | str, batch: CandidateBatch, made_texts: set[str]) -> Non
     else:
         made_texts.add(out.key())
         batch.candidates.append(out)
+
+
+def drawn_pairs(clauses: Sequence[tuple], donors_of: Callable[[tuple], Sequence[tuple]], rng, attempts: int,
+                cap: int, batch: CandidateBatch, made_before: int, made: set[tuple[int, int]],
+                own: int | None = None) -> Iterator[tuple[tuple, tuple]]:
+    """(clause, donor) pairs drawn for one host as the Chinese routes draw them: a clause at random, then one of
+    its donors (``donors_of(clause)``) at random, each (clause index, donor index) once and never the host's own
+    index ``own``, for at most ``attempts`` draws and until the batch holds ``cap`` candidates made since
+    ``made_before``. ``made`` is the caller's, so that a refusal counted there can tell a drawn pair
+    (bench/op1_refusals.py reads the caller's frame)."""
+    for _ in range(attempts):
+        if len(batch.candidates) - made_before >= cap:
+            return
+        clause = clauses[rng.randrange(len(clauses))]
+        pool = donors_of(clause)
+        donor = pool[rng.randrange(len(pool))]
+        if donor[0] == own or (clause[0], donor[0]) in made:
+            continue
+        made.add((clause[0], donor[0]))
+        yield clause, donor
 
 
 def marked(tokens: Sequence[str], start: int, end: int, qty_pos: Sequence[int]) -> str:

@@ -30,8 +30,8 @@ from typing import NamedTuple, Sequence
 from mwp.problem import Problem
 from tasks.augment import zh
 from tasks.augment.base import AugmentConfig, CandidateBatch, Units, clause_units
-from tasks.augment.compose import (ContentWords, book, marked, near_duplicate, operation1, rated, retold,
-                                   used_quantity_in_clause)
+from tasks.augment.compose import (ContentWords, book, drawn_pairs, marked, near_duplicate, operation1, rated,
+                                   retold, used_quantity_in_clause)
 from tasks.augment.zh_refusal import (KIN, MORE_REMOVALS, PRICE_CHANGES, REMOVALS, ZH_ATTEMPTS, acts_on_it,
                                       kin_of_someone_else, next_subject_ambiguous, people,
                                       total_misses_a_part)
@@ -292,14 +292,9 @@ def compose(problems: Sequence[Problem], p: int, u: Units, measures: list[tuple[
     if not clauses:
         return False
     made: set[tuple[int, int]] = set()
-    for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap):
-        if len(batch.candidates) - made_before >= cfg.per_problem_cap:
-            break
-        c, measure, pool = clauses[rng.randrange(len(clauses))]
-        d, theirs = pool[rng.randrange(len(pool))]
-        if (c, d) in made:
-            continue
-        made.add((c, d))
+    for (c, measure, _), (d, theirs) in drawn_pairs(clauses, lambda clause: clause[2], rng,
+                                                    ZH_ATTEMPTS * cfg.per_problem_cap, cfg.per_problem_cap, batch,
+                                                    made_before, made):
         donor = problems[d]
         donor_u = clause_units(donor)
         if near_duplicate(words(host), words(donor)):

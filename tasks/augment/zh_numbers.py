@@ -22,7 +22,7 @@ from typing import NamedTuple, Sequence
 
 from mwp.problem import Problem
 from tasks.augment.base import AugmentConfig, CandidateBatch, Units, clause_units
-from tasks.augment.compose import ContentWords, book, marked, near_duplicate, operation1, retold
+from tasks.augment.compose import ContentWords, book, drawn_pairs, marked, near_duplicate, operation1, retold
 from tasks.augment.zh_refusal import ZH_ATTEMPTS
 
 NAMES = ("甲数", "乙数", "丙数")
@@ -164,16 +164,10 @@ def compose(problems: Sequence[Problem], p: int, u: Units, numbers: list[tuple[i
     if not clauses or not donors:
         batch.rejected["op1_no_statement_with_a_donor"] += 1
         return
-    before = len(batch.candidates)
     made: set[tuple[int, int]] = set()  # (clause, donor) pairs drawn for this host
-    for _ in range(ZH_ATTEMPTS * cfg.per_problem_cap):
-        if len(batch.candidates) - before >= cfg.per_problem_cap:
-            break
-        c, name = clauses[rng.randrange(len(clauses))]
-        d, asked_name = donors[rng.randrange(len(donors))]
-        if d == p or (c, d) in made:
-            continue
-        made.add((c, d))
+    attempts, cap = ZH_ATTEMPTS * cfg.per_problem_cap, cfg.per_problem_cap
+    for (c, name), (d, asked_name) in drawn_pairs(clauses, lambda clause: donors, rng, attempts, cap, batch,
+                                                  len(batch.candidates), made, own=p):
         donor = problems[d]
         donor_u = clause_units(donor)
         if near_duplicate(words(host), words(donor)):

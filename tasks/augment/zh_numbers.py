@@ -14,12 +14,17 @@ Licensed only where the texts show one number on each side: the host's statement
 named number ("甲数是35", "已知甲数是132") that the rest of the host goes on to use, and whose next clause does not
 lean on it ("甲数是78，是乙数的2倍"); the donor asks for the number itself ("这个数=？", "求这个数", "甲数是多少")
 and its narrative speaks of that number alone (no second number, no digits or kinds of number: "一个两位数",
-"两数的和"). Each refusal is counted by reason (``op1_zh_number_*``)."""
+"两数的和"). Each refusal is counted by reason (``op1_zh_number_*``).
+
+The terms of an arithmetic operation are named numbers too (被减数, 减数, 一个加数, 一个因数 of a product, 被除数,
+除数): "被减数是850，减数是354，差=？" goes on from its 被减数 through the difference it asks, so a donor's narrative
+told of it ("被减数的(1/2)是500，减数是354，差=？") composes as the named numbers do."""
 from __future__ import annotations
 
 import re
 from typing import NamedTuple, Sequence
 
+from mwp.expr import quantity_slots
 from mwp.problem import Problem
 from tasks.augment.base import AugmentConfig, CandidateBatch, Units, clause_units
 from tasks.augment.compose import ContentWords, book, drawn_pairs, marked, near_duplicate, operation1, retold
@@ -38,11 +43,21 @@ _OTHER = ("两数", "两个数", "二数", "三数", "三个数", "几个数", "
 # the host ("甲、乙两数的最大公约数是3，最小公倍数是45" with 甲 = 16)
 _WHOLE = ("公约数", "公倍数", "约数", "因数", "倍数", "整除", "余")
 # Words naming the result of an operation: a donor's "商是15" beside a host's own 商 would be two quotients
-_RESULTS = ("商", "余数", "积", "差", "的和", "之和")
+_RESULTS = ("商", "余数", "积", "差")
+_SUM = re.compile(r"的和|之和|和(?:是|为|=|等于|多少|[．。？?])")  # a sum named as a result, not 和 as "and"
 _CONNECTORS = ("已知", "如果", "若", "并且", "且", "而", "又", "那么", "则", "求", "问", "那")
-_HOST_CLAUSE = re.compile(r"^(?:已知|如果|若|并且|且)?(甲数|乙数|丙数)(?:是|为|等于|=)Q[，,．。.；;]*$")
+# The terms of an arithmetic operation, each a named number too ("被减数是850，减数是354，差=？"), with the words
+# that name the operation's other terms and its result: a host goes on to use its term through them
+TERMS = {"被减数": "减", "减数": "减", "被加数": "加", "加数": "加", "被乘数": "乘", "乘数": "乘", "因数": "乘",
+         "被除数": "除", "除数": "除"}
+_OPERATION = {"减": ("减数", "差"), "加": ("加数", "和是", "和为", "和=", "和等于", "的和", "之和"),
+              "乘": ("乘数", "因数", "积"), "除": ("除数", "商")}
+_TERM = "(?:另)?(?:一个)?(?:" + "|".join(sorted(TERMS, key=len, reverse=True)) + ")"
+_HOST_CLAUSE = re.compile(r"^(?:已知|如果|若|并且|且)?(甲数|乙数|丙数|" + _TERM + r")(?:是|为|等于|=)Q[，,．。.；;]*$")
+_NEXT = re.compile(r"^(?:甲数|乙数|丙数|" + _TERM + r"|差|积|商|和(?=是|为|=|等于))")  # another number, or a result
 _QUESTION = re.compile(r"^(?:求|问|那么|则|请问|那么，)?(这个数|这数|此数|该数|原数|某数|甲数|乙数|丙数)"
                        r"(?:是|为|等于)?(?:多少|几)?=?[？?．。.]*$")
+_LABEL = re.compile(r"^(?:文字题|列式计算|列式解答|列综合算式计算|应用题)[：:]")
 _PLURAL = ("两数", "两个数", "甲、乙", "甲乙", "它们", "这两个数", "三个数", "三数")
 
 
@@ -76,13 +91,27 @@ def host_clause(host: Problem, u: Units, c: int) -> str | None:
     return m.group(1) if m else None
 
 
+def term(name: str) -> str | None:
+    """The operation term a host's name is ("另一个加数" -> "加数"), else None (甲数)."""
+    bare = name.removeprefix("另").removeprefix("一个")
+    return bare if bare in TERMS else None
+
+
 def host_refusal(host: Problem, u: Units, c: int, name: str) -> str | None:
     """Why the statement of ``name``'s value cannot take another problem's narrative, if it cannot."""
     tokens = host.tokens
+    text = "".join(tokens)
     rest = "".join(tokens[:u.spans[c][0]] + tokens[u.spans[c][1]:])
-    if name not in rest and not any(p in rest for p in _PLURAL):
-        return "op1_zh_number_not_used_after"  # nothing else in the host speaks of the number
-    if any(w in "".join(tokens) for w in _WHOLE):
+    bare = term(name)
+    # The host speaks of the number again: by name, as two numbers, or (a term) through its operation's other
+    # term or result ("减数是354，差=？" uses 被减数)
+    used = (bare or name) in rest or any(p in rest for p in _PLURAL) \
+        or (bare is not None and any(w in rest for w in _OPERATION[TERMS[bare]]))
+    if not used or (bare is not None and bare not in rest and "它" in rest):
+        return "op1_zh_number_not_used_after"  # nothing else speaks of the number, or only a 它 the narrative's could take
+    # A multiplication's factor (一个因数是49，积是931) is any value; a common factor or a divisor of a whole is not
+    whole = _WHOLE if bare != "因数" or "积" not in text else tuple(w for w in _WHOLE if w != "因数")
+    if any(w in text for w in whole) or (bare == "因数" and "公因数" in text):
         return "op1_zh_number_host_needs_whole_numbers"  # a common divisor, a remainder: not any value will do
     if _generic_mentions(rest):
         return "op1_zh_number_host_has_a_generic_number"  # 一个数 in the host: the narrative's would be a second
@@ -92,7 +121,7 @@ def host_refusal(host: Problem, u: Units, c: int, name: str) -> str | None:
         following = "".join(tokens[slice(*u.spans[c + 1])])
         for word in _CONNECTORS:
             following = following.removeprefix(word)
-        if not following.startswith(NAMES + _PLURAL):
+        if not following.startswith(_PLURAL) and not _NEXT.match(following):
             return "op1_zh_next_clause_leans_on_the_statement"  # "甲数是78，是乙数的2倍"
     return None
 
@@ -110,8 +139,12 @@ def asked(problem: Problem, u: Units) -> str | None:
 def donor_refusal(donor: Problem, u: Units, name: str) -> str | None:
     """Why a donor asking for number ``name`` ("" generic) cannot donate its narrative, if it cannot."""
     narrative = "".join(donor.tokens[:u.spans[-1][0]])
-    if any(w in narrative for w in _OTHER + _WHOLE[:-1]):
-        return "op1_zh_number_donor_has_another_number"  # "两数的和", "一个两位数", "另一个数"
+    if any(w in narrative for w in _OTHER + _WHOLE[:-1] + tuple(TERMS)):
+        return "op1_zh_number_donor_has_another_number"  # "两数的和", "一个两位数", "另一个数", "减数"
+    if re.search(r"的[，,．。；;]", narrative):
+        return "op1_zh_number_donor_text_cut"  # Math23K 10251's "一个数的(1/6)是8的，": the text breaks off
+    if set(quantity_slots(donor.expression)) != set(range(len(donor.quantities))):
+        return "op1_donor_has_an_unused_quantity"  # Math23K 11458's "一个数的(1/5)5比...": a stray number in the data
     last = "".join(donor.tokens[slice(*u.spans[-2])]) if len(u.spans) > 1 else ""
     if last.startswith(("如果", "若", "假如")):
         return "op1_donor_narrative_ends_in_a_condition"
@@ -136,15 +169,34 @@ def results_clash(host: Problem, u: Units, c: int, donor: Problem, donor_u: Unit
     of the host names too: the composed text would have two of them."""
     narrative = "".join(donor.tokens[:donor_u.spans[-1][0]])
     rest = "".join(host.tokens[:u.spans[c][0]] + host.tokens[u.spans[c][1]:])
-    return any(w in narrative and w in rest for w in _RESULTS)
+    return any(w in narrative and w in rest for w in _RESULTS) or bool(_SUM.search(narrative) and _SUM.search(rest))
+
+
+def _mentions(text: str, name: str) -> list[tuple[int, int]]:
+    """(start, end) of the donor narrative's mentions of its number (``name``, or "" for the generic one)."""
+    return [(m.start(), m.end()) for m in re.finditer(name, text)] if name else _generic_mentions(text)
+
+
+def merges_into_another_term(donor: Problem, u: Units, name: str, new: str) -> bool:
+    """True when telling the donor's number as the host's term would write another term: "84被一个数除" told of
+    减数 reads "84被减数除", the minuend."""
+    if new not in TERMS or "被" + new not in TERMS:
+        return False
+    text = "".join(donor.tokens[:u.spans[-1][0]])
+    return any(s and text[s - 1] == "被" for s, _ in _mentions(text, name))
 
 
 def told_of(donor: Problem, u: Units, name: str, new: str) -> Problem:
     """The donor with its number (``name``, or the generic 一个数/某数/这个数 when "") written ``new`` in its
     narrative; quantities move with the text (the question is left as it was: operation 1 drops it)."""
     text = "".join(donor.tokens[:u.spans[-1][0]])
-    spans = _generic_mentions(text) if name == "" else [(m.start(), m.end()) for m in re.finditer(name, text)]
-    return retold(donor, u, [(s, e, new) for s, e in spans])
+    label = _LABEL.match(text)  # "文字题：": the exercise's heading, not a clause; dropped inside the host
+    dropped = [(0, label.end(), "")] if label else []
+    if name:
+        return retold(donor, u, dropped + [(s, e, new) for s, e in _mentions(text, name)])
+    bare = term(new)  # a term: introduced as the host names it, referred to as 这个减数 (not 这个一个减数)
+    return retold(donor, u, dropped + [(s, e, new if bare is None or text[s:e] in _INTRO else "这个" + bare)
+                                       for s, e in _mentions(text, "")])
 
 
 def compose(problems: Sequence[Problem], p: int, u: Units, numbers: list[tuple[int, str]],
@@ -175,6 +227,9 @@ def compose(problems: Sequence[Problem], p: int, u: Units, numbers: list[tuple[i
             continue
         if results_clash(host, u, c, donor, donor_u):
             batch.rejected["op1_zh_number_result_said_twice"] += 1  # the donor's 商 beside the host's own 商
+            continue
+        if merges_into_another_term(donor, donor_u, asked_name, name):
+            batch.rejected["op1_zh_number_told_as_another_term"] += 1  # "84被减数除" would name the minuend
             continue
         told = told_of(donor, donor_u, asked_name, name)
         detail = f"clause={c} donor={donor.id} number={asked_name or '一个数'}->{name}"

@@ -58,6 +58,14 @@ def test_a_donor_speaking_of_a_second_number_isop1_refused():
              "op1_zh_number_donor_has_another_number")
 
 
+def test_a_donor_whose_own_text_is_broken_isop1_refused():
+    # Math23K 11458: "一个数的(1/5)5比它的15%多50", a stray 5 the equation ignores
+    op1_refused([HOST, zh("d", "一个数的(1/5)5比它的15%多50，这个数=？", "x=50/((1/5)-15%)", 1000)],
+                "op1_donor_has_an_unused_quantity")
+    # Math23K 10251: "一个数的(1/6)是8的，", a text that breaks off
+    op1_refused([HOST, zh("d", "一个数的(1/6)是8的，这个数=．", "x=8/(1/6)", 48)], "op1_zh_number_donor_text_cut")
+
+
 def test_a_donor_asking_for_something_of_the_number_never_donates():
     # "这个数的25%" is not the number: the question asks another amount, so the pair is never drawn
     batch, made = op1_pass([HOST, zh("d", "某数的40%是8，这个数的25%=．", "x=8/40%*25%", 5)])
@@ -79,6 +87,12 @@ def test_a_result_named_on_both_sides_isop1_refused():
     host = zh("h", "甲数除以乙数，商是6，甲数是306，乙数=．", "x=306/6", 51)
     donor = zh("d", "一个数除以38，商是7，余数是23，这个数=．", "x=38*7+23", 289)
     op1_refused([host, donor], "op1_zh_number_result_said_twice")
+    # a sum: the donor's "和是120" beside the host's "和=": two sums (和 as "and" is no result)
+    host = zh("h", "一个加数是196，另一个加数是397，和=．", "x=196+397", 593)
+    donor = zh("d", "一个数除以3.2后再加上40，和是120，这个数=？", "x=(120-40)*3.2", 256)
+    op1_refused([host, donor], "op1_zh_number_result_said_twice")
+    donor = zh("d", "一个数和它的(1/2)相差6，这个数=？", "x=6/(1-(1/2))", 12)
+    assert len(verify(op1_pass([host, donor])[1])[0]) == 2
 
 
 def test_a_word_that_only_contains_the_number_is_not_read_as_one():
@@ -91,3 +105,43 @@ def test_a_word_that_only_contains_the_number_is_not_read_as_one():
 def test_a_host_that_holds_its_numbers_to_whole_values_isop1_refused():
     host = zh("h", "甲、乙两数的最大公约数是3，最小公倍数是45，甲数是9，则乙数=多少：", "x=45*3/9", 15)
     op1_refused([host, DONOR], "op1_zh_number_host_needs_whole_numbers")
+
+
+def test_an_operation_term_is_a_named_number_its_operation_goes_on_from():
+    # "减数是354，差=？" never names 被减数 again, yet its difference is taken from it
+    host = zh("h", "被减数是850，减数是354，差=？", "x=850-354", 496)
+    batch, made = op1_pass([host, zh("d", "一个数的(1/2)是500，这个数=．", "x=500/(1/2)", 1000)])
+    (new,) = verify(made)[0]
+    assert new.text == "被减数的(1/2)是500，减数是354，差=？" and new.answer == Fraction(646)
+    assert "number=一个数->被减数" in new.provenance.detail
+    # a later reference is told as "这个加数", the introduction as the host names it
+    host = zh("h", "一个加数是354，另一个加数是629，和=？", "x=354+629", 983)
+    donor = zh("d", "一个数的(1/2)比这个数的(1/3)多100，这个数=？", "x=100/((1/2)-(1/3))", 600)
+    texts = {c.text: c for c in verify(op1_pass([host, donor])[1])[0]}
+    new = texts["一个加数的(1/2)比这个加数的(1/3)多100，另一个加数是629，和=？"]
+    assert new.answer == Fraction(1229)
+    assert texts["一个加数是354，另一个加数的(1/2)比这个加数的(1/3)多100，和=？"].answer == Fraction(954)
+
+
+def test_a_factor_of_a_product_composes_a_common_factor_does_not():
+    host = zh("h", "在乘法里，一个因数是49，积是931，另一个因数=．", "x=931/49", 19)
+    (new,) = verify(op1_pass([host, zh("d", "一个数的(1/2)是49，这个数=．", "x=49/(1/2)", 98)])[1])[0]
+    assert new.text == "在乘法里，一个因数的(1/2)是49，积是931，另一个因数=．" and new.answer == Fraction(931, 98)
+    host = zh("h", "12和18的公因数中，一个因数是6，它与另一个因数的积是18，另一个因数=．", "x=18/6", 3)
+    op1_refused([host, DONOR], "op1_zh_number_host_needs_whole_numbers")
+
+
+def test_a_term_host_going_on_by_a_pronoun_isop1_refused_and_a_heading_is_dropped():
+    host = zh("h", "被减数是850，它比差多354，减数=？", "x=354", 354)
+    op1_refused([host, DONOR], "op1_zh_number_not_used_after")
+    host = zh("h", "被除数是18，除数是3，商=？", "x=18/3", 6)
+    made = verify(op1_pass([host, zh("d", "文字题：一个数的(1/2)是9，这个数=？", "x=9/(1/2)", 18)])[1])[0]
+    assert sorted((c.text, c.answer) for c in made) == [("被除数是18，除数的(1/2)是9，商=？", Fraction(1)),
+                                                        ("被除数的(1/2)是9，除数是3，商=？", Fraction(6))]
+
+
+def test_a_donor_whose_passive_would_write_another_term_isop1_refused():
+    # "84被一个数除" told of the host's 减数 would read "84被减数除": the minuend
+    host = zh("h", "在一个减法算式里，被减数是差的5倍，已知减数是16，被减数=．", "x=16/(5-1)*5", 20)
+    op1_refused([host, zh("d", "84被一个数除，商和余数都是7，这个数=．", "x=(84-7)/7", 11)],
+                "op1_zh_number_told_as_another_term")

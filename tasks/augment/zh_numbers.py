@@ -41,7 +41,7 @@ _OTHER = ("两数", "两个数", "二数", "三数", "三个数", "几个数", "
           "自然数", "整数", "质数", "合数", "奇数", "偶数", "个位", "十位", "百位", "小数点", "最大", "最小")
 # Words that hold numbers to whole values (a common divisor, a remainder): another value told of them breaks
 # the host ("甲、乙两数的最大公约数是3，最小公倍数是45" with 甲 = 16)
-_WHOLE = ("公约数", "公倍数", "约数", "因数", "倍数", "整除", "余")
+_WHOLE = ("公约数", "公倍数", "公因数", "约数", "因数", "倍数", "整除", "余")
 # Words naming the result of an operation: a donor's "商是15" beside a host's own 商 would be two quotients
 _RESULTS = ("商", "余数", "积", "差")
 _SUM = re.compile(r"的和|之和|和(?:是|为|=|等于|多少|[．。？?])")  # a sum named as a result, not 和 as "and"
@@ -50,8 +50,8 @@ _CONNECTORS = ("已知", "如果", "若", "并且", "且", "而", "又", "那么
 # that name the operation's other terms and its result: a host goes on to use its term through them
 TERMS = {"被减数": "减", "减数": "减", "被加数": "加", "加数": "加", "被乘数": "乘", "乘数": "乘", "因数": "乘",
          "被除数": "除", "除数": "除"}
-_OPERATION = {"减": ("减数", "差"), "加": ("加数", "和是", "和为", "和=", "和等于", "的和", "之和"),
-              "乘": ("乘数", "因数", "积"), "除": ("除数", "商")}
+_OPERATION = {"减": re.compile("减数|差"), "加": re.compile("加数|" + _SUM.pattern), "乘": re.compile("乘数|因数|积"),
+              "除": re.compile("除数|商")}
 _TERM = "(?:另)?(?:一个)?(?:" + "|".join(sorted(TERMS, key=len, reverse=True)) + ")"
 _HOST_CLAUSE = re.compile(r"^(?:已知|如果|若|并且|且)?(甲数|乙数|丙数|" + _TERM + r")(?:是|为|等于|=)Q[，,．。.；;]*$")
 _NEXT = re.compile(r"^(?:甲数|乙数|丙数|" + _TERM + r"|差|积|商|和(?=是|为|=|等于))")  # another number, or a result
@@ -106,12 +106,12 @@ def host_refusal(host: Problem, u: Units, c: int, name: str) -> str | None:
     # The host speaks of the number again: by name, as two numbers, or (a term) through its operation's other
     # term or result ("减数是354，差=？" uses 被减数)
     used = (bare or name) in rest or any(p in rest for p in _PLURAL) \
-        or (bare is not None and any(w in rest for w in _OPERATION[TERMS[bare]]))
+        or (bare is not None and _OPERATION[TERMS[bare]].search(rest) is not None)
     if not used or (bare is not None and bare not in rest and "它" in rest):
         return "op1_zh_number_not_used_after"  # nothing else speaks of the number, or only a 它 the narrative's could take
-    # A multiplication's factor (一个因数是49，积是931) is any value; a common factor or a divisor of a whole is not
+    # A multiplication's factor (一个因数是49，积是931) is any value; a common factor (公因数) or a divisor is not
     whole = _WHOLE if bare != "因数" or "积" not in text else tuple(w for w in _WHOLE if w != "因数")
-    if any(w in text for w in whole) or (bare == "因数" and "公因数" in text):
+    if any(w in text for w in whole):
         return "op1_zh_number_host_needs_whole_numbers"  # a common divisor, a remainder: not any value will do
     if _generic_mentions(rest):
         return "op1_zh_number_host_has_a_generic_number"  # 一个数 in the host: the narrative's would be a second

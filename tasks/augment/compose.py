@@ -166,12 +166,13 @@ def marked(tokens: Sequence[str], start: int, end: int, qty_pos: Sequence[int]) 
     return "".join("Q" if i in qty else tokens[i] for i in range(start, end))
 
 
-def retold(donor: Problem, u: Units, replacements: Sequence[tuple[int, int, str]]) -> Problem:
+def retold(donor: Problem, u: Units, replacements: Sequence[tuple[int, int, str]], question: bool = False) -> Problem:
     """The Chinese donor with narrative characters [start, end) written as the given text, for each replacement
     (character offsets into its narrative, one token a character but for quantities); quantities move with the
-    text, the question is left as it was (operation 1 drops it), and the donor keeps its id and provenance."""
+    text, the question is left as it was (operation 1 drops it) unless ``question`` (offsets then run over the
+    whole text: a host retold), and the problem keeps its id and provenance."""
     tokens = donor.tokens
-    q_start = u.spans[-1][0]
+    q_start = len(tokens) if question else u.spans[-1][0]
     offsets, pos = [], 0
     for tok in tokens[:q_start]:
         offsets.append(pos)

@@ -18,7 +18,13 @@ and its narrative speaks of that number alone (no second number, no digits or ki
 
 The terms of an arithmetic operation are named numbers too (被减数, 减数, 一个加数, 一个因数 of a product, 被除数,
 除数): "被减数是850，减数是354，差=？" goes on from its 被减数 through the difference it asks, so a donor's narrative
-told of it ("被减数的(1/2)是500，减数是354，差=？") composes as the named numbers do."""
+told of it ("被减数的(1/2)是500，减数是354，差=？") composes as the named numbers do. So do the terms of a ratio or
+a proportion (比的前项, 一个外项) and the result of an operation (两个因数的积, 差, 比值): "两个因数的积是4.2，其中一个
+因数是7，另一个因数=．" goes on from its 积 through the factor it names.
+
+A host whose next clause leaves its subject to the statement ("甲数是30，比乙数多6", "甲数是105，它的12倍=．") is
+restated first, the name written in ("甲数比乙数多6"): told another narrative, the comparison would otherwise
+fall to the narrative's last amount ("甲数的(5/8)是25，比乙数多6")."""
 from __future__ import annotations
 
 import re
@@ -43,18 +49,28 @@ _OTHER = ("两数", "两个数", "二数", "三数", "三个数", "几个数", "
 # the host ("甲、乙两数的最大公约数是3，最小公倍数是45" with 甲 = 16)
 _WHOLE = ("公约数", "公倍数", "公因数", "约数", "因数", "倍数", "整除", "余")
 # Words naming the result of an operation: a donor's "商是15" beside a host's own 商 would be two quotients
-_RESULTS = ("商", "余数", "积", "差")
+_RESULTS = ("商", "余数", "积", "差", "比值")
 _SUM = re.compile(r"的和|之和|和(?:是|为|=|等于|多少|[．。？?])")  # a sum named as a result, not 和 as "and"
-_CONNECTORS = ("已知", "如果", "若", "并且", "且", "而", "又", "那么", "则", "求", "问", "那")
-# The terms of an arithmetic operation, each a named number too ("被减数是850，减数是354，差=？"), with the words
-# that name the operation's other terms and its result: a host goes on to use its term through them
+_CONNECTORS = ("已知", "如果", "若", "并且", "且", "而", "又", "那么", "则", "求", "问", "那", "其中的", "其中")
+# The terms of an arithmetic operation, each a named number too ("被减数是850，减数是354，差=？"), and of a ratio
+# or a proportion ("比的前项是20，比值是(5/8)，比的后项=．"), with the words that name the operation's other terms
+# and its result: a host goes on to use its term through them
 TERMS = {"被减数": "减", "减数": "减", "被加数": "加", "加数": "加", "被乘数": "乘", "乘数": "乘", "因数": "乘",
-         "被除数": "除", "除数": "除"}
+         "被除数": "除", "除数": "除", "前项": "比", "后项": "比", "外项": "比例", "内项": "比例"}
 _OPERATION = {"减": re.compile("减数|差"), "加": re.compile("加数|" + _SUM.pattern), "乘": re.compile("乘数|因数|积"),
-              "除": re.compile("除数|商")}
-_TERM = "(?:另)?(?:一个)?(?:" + "|".join(sorted(TERMS, key=len, reverse=True)) + ")"
-_HOST_CLAUSE = re.compile(r"^(?:已知|如果|若|并且|且)?(甲数|乙数|丙数|" + _TERM + r")(?:是|为|等于|=)Q[，,．。.；;]*$")
-_NEXT = re.compile(r"^(?:甲数|乙数|丙数|" + _TERM + r"|差|积|商|和(?=是|为|=|等于))")  # another number, or a result
+              "除": re.compile("除数|商"), "比": re.compile("前项|后项|比值"), "比例": re.compile("外项|内项")}
+# The result of an operation is a named number as well ("两个因数的积是4.2，其中一个因数是7，另一个因数=．" goes on
+# from its 积 through the factor it names), said bare (积) or of the numbers it is the result of (两个数的和)
+RESULTS = {"差": "减", "和": "加", "积": "乘", "商": "除", "比值": "比"}
+_OF = "(?:(?:一个)?比的|它的)?"  # a ratio's term told of the ratio: 比的前项, 一个比的后项, 它的前项
+_TERM = "(?:另)?(?:一个)?" + _OF + "(?:" + "|".join(sorted(TERMS, key=len, reverse=True)) + ")"
+_RESULT = "(?:(?:两个数|两数|两个因数|两个加数|这两个数|它们|甲、乙两数|甲乙两数|甲、乙|两个外项|两个内项)的)?" \
+          "(?:[差和积商]|(?:一个)?(?:比的)?比值)"
+_HOST_CLAUSE = re.compile(r"^(?:已知|如果|若|并且|且|其中的|其中)?(甲数|乙数|丙数|" + _TERM + "|" + _RESULT
+                          + r")(?:是|为|等于|=)Q[，,．。.；;]*$")
+_NEXT = re.compile(r"^(?:甲数|乙数|丙数|" + _TERM + r"|差|积|商|比值|和(?=是|为|=|等于))")  # another number, or a result
+# A next clause that leans on the statement's number: its subject left out ("甲数是30，比乙数多6") or a 它
+_ELIDED = re.compile(r"^(?:(它)(?!们)(?=[比是的])|(?=[比是]))")
 _QUESTION = re.compile(r"^(?:求|问|那么|则|请问|那么，)?(这个数|这数|此数|该数|原数|某数|甲数|乙数|丙数)"
                        r"(?:是|为|等于)?(?:多少|几)?=?[？?．。.]*$")
 _LABEL = re.compile(r"^(?:文字题|列式计算|列式解答|列综合算式计算|应用题)[：:]")
@@ -92,9 +108,21 @@ def host_clause(host: Problem, u: Units, c: int) -> str | None:
 
 
 def term(name: str) -> str | None:
-    """The operation term a host's name is ("另一个加数" -> "加数"), else None (甲数)."""
-    bare = name.removeprefix("另").removeprefix("一个")
-    return bare if bare in TERMS else None
+    """The term or result of an operation a host's name is ("另一个加数" -> "加数", "两个因数的积" -> "积"),
+    else None (甲数)."""
+    for word in sorted([*TERMS, *RESULTS], key=len, reverse=True):  # 被减数 before 减数
+        if name.endswith(word):
+            return word
+    return None
+
+
+def operation(name: str) -> str:
+    """The operation ("减", "加", "乘", "除", "比", "比例") whose term or result ``name`` is: "两个外项的积" is a
+    proportion's."""
+    bare = term(name)
+    if bare == "积" and ("外项" in name or "内项" in name):
+        return "比例"
+    return TERMS.get(bare) or RESULTS[bare]
 
 
 def host_refusal(host: Problem, u: Units, c: int, name: str) -> str | None:
@@ -106,11 +134,14 @@ def host_refusal(host: Problem, u: Units, c: int, name: str) -> str | None:
     # The host speaks of the number again: by name, as two numbers, or (a term) through its operation's other
     # term or result ("减数是354，差=？" uses 被减数)
     used = (bare or name) in rest or any(p in rest for p in _PLURAL) \
-        or (bare is not None and _OPERATION[TERMS[bare]].search(rest) is not None)
+        or (bare is not None and _OPERATION[operation(name)].search(rest) is not None) \
+        or (bare is not None and "甲" in name and any(n in rest for n in NAMES))  # 甲、乙两数的和 through 甲数
     if not used or (bare is not None and bare not in rest and "它" in rest):
         return "op1_zh_number_not_used_after"  # nothing else speaks of the number, or only a 它 the narrative's could take
-    # A multiplication's factor (一个因数是49，积是931) is any value; a common factor (公因数) or a divisor is not
-    whole = _WHOLE if bare != "因数" or "积" not in text else tuple(w for w in _WHOLE if w != "因数")
+    # A multiplication's factor or product (一个因数是49，积是931) is any value; a common factor (公因数) or a
+    # divisor is not
+    product = bare in ("因数", "积") and "积" in text
+    whole = tuple(w for w in _WHOLE if w != "因数") if product else _WHOLE
     if any(w in text for w in whole):
         return "op1_zh_number_host_needs_whole_numbers"  # a common divisor, a remainder: not any value will do
     if _generic_mentions(rest):
@@ -124,6 +155,25 @@ def host_refusal(host: Problem, u: Units, c: int, name: str) -> str | None:
         if not following.startswith(_PLURAL) and not _NEXT.match(following):
             return "op1_zh_next_clause_leans_on_the_statement"  # "甲数是78，是乙数的2倍"
     return None
+
+
+def restated(host: Problem, u: Units, c: int, name: str) -> tuple[Problem, Units] | None:
+    """The host with the subject its next clause leaves to statement ``c`` written out, the number's name in
+    place of nothing or of a 它: "甲数是30，比乙数多6，乙数=？" -> "甲数是30，甲数比乙数多6，乙数=？", "甲数是105，
+    它的12倍=．" -> "甲数是105，甲数的12倍=．" (told another narrative, "甲数的(5/8)是25，比乙数多6" would leave
+    the comparison to the (5/8)); None where the next clause does not lean on the statement so, or the name is
+    not one to repeat (一个加数 said again would be a second one)."""
+    if c + 1 >= len(u.spans) or not (name in NAMES or name in TERMS):
+        return None
+    start = u.spans[c + 1][0]
+    following = "".join(host.tokens[start:u.spans[c + 1][1]])
+    m = _ELIDED.match(following)
+    if m is None:
+        return None
+    at = len("".join(host.tokens[:start]))
+    # one character replaced (retold() writes over spans, it inserts nothing): 它, or 比/是 written after the name
+    told = retold(host, u, [(at, at + 1, name + ("" if m.group(1) else following[0]))], question=True)
+    return told, clause_units(told)
 
 
 def asked(problem: Problem, u: Units) -> str | None:
@@ -143,6 +193,8 @@ def donor_refusal(donor: Problem, u: Units, name: str) -> str | None:
         return "op1_zh_number_donor_has_another_number"  # "两数的和", "一个两位数", "另一个数", "减数"
     if re.search(r"的[，,．。；;]", narrative):
         return "op1_zh_number_donor_text_cut"  # Math23K 10251's "一个数的(1/6)是8的，": the text breaks off
+    if any(narrative[e:e + 1].isdigit() or narrative[e:e + 1] == "(" for _, e in _mentions(narrative, name)):
+        return "op1_zh_number_donor_text_garbled"  # Math23K's "一个数(1/3)比这个数的(1/4)多33": no 的 to read it by
     if set(quantity_slots(donor.expression)) != set(range(len(donor.quantities))):
         return "op1_donor_has_an_unused_quantity"  # Math23K 11458's "一个数的(1/5)5比...": a stray number in the data
     last = "".join(donor.tokens[slice(*u.spans[-2])]) if len(u.spans) > 1 else ""
@@ -164,12 +216,21 @@ def donor_refusal(donor: Problem, u: Units, name: str) -> str | None:
     return None
 
 
-def results_clash(host: Problem, u: Units, c: int, donor: Problem, donor_u: Units) -> bool:
+def results_clash(host: Problem, u: Units, c: int, name: str, donor: Problem, donor_u: Units) -> bool:
     """True when the donor's narrative names the result of an operation (商, 余数, 积, 差, 和) that the rest
-    of the host names too: the composed text would have two of them."""
+    of the host names too, or that the host's statement ``name`` is ("积是968" told "一个数与3的积" would read
+    "积与3的积"): the composed text would have two of them."""
     narrative = "".join(donor.tokens[:donor_u.spans[-1][0]])
     rest = "".join(host.tokens[:u.spans[c][0]] + host.tokens[u.spans[c][1]:])
+    if term(name) in RESULTS:
+        rest += name + "是"  # the narrative is told of the result the statement names
     return any(w in narrative and w in rest for w in _RESULTS) or bool(_SUM.search(narrative) and _SUM.search(rest))
+
+
+def pronoun_clash(donor: Problem, u: Units, new: str) -> bool:
+    """True when the host's name has a 它 of its own ("一个比的比值是(3/4)，它的前项是12") and the donor's narrative
+    has a 它 too: "它的前项的(1/5)比它的(1/4)少10" leaves the second 它 the ratio or its term."""
+    return "它" in new and "它" in "".join(donor.tokens[:u.spans[-1][0]])
 
 
 def _mentions(text: str, name: str) -> list[tuple[int, int]]:
@@ -192,27 +253,32 @@ def told_of(donor: Problem, u: Units, name: str, new: str) -> Problem:
     text = "".join(donor.tokens[:u.spans[-1][0]])
     label = _LABEL.match(text)  # "文字题：": the exercise's heading, not a clause; dropped inside the host
     dropped = [(0, label.end(), "")] if label else []
+    last = len("".join(donor.tokens[:u.spans[-2][0]])) if len(u.spans) > 1 else len(text)
+    if text[last:].rstrip("，,．。.；; ") in _CONNECTORS:  # "...还比原来小3．那么，": the 那么 led to its question
+        dropped.append((last, len(text), ""))
     if name:
         return retold(donor, u, dropped + [(s, e, new) for s, e in _mentions(text, name)])
-    bare = term(new)  # a term: introduced as the host names it, referred to as 这个减数 (not 这个一个减数)
+    bare = term(new)  # a term or result: introduced as the host names it, referred to as 这个减数, 这个积
     return retold(donor, u, dropped + [(s, e, new if bare is None or text[s:e] in _INTRO else "这个" + bare)
                                        for s, e in _mentions(text, "")])
 
 
-def compose(problems: Sequence[Problem], p: int, u: Units, numbers: list[tuple[int, str]],
+def compose(problems: Sequence[Problem], p: int, units: Units, numbers: list[tuple[int, str]],
             donors: list[NumberDonor], cfg: AugmentConfig, rng, batch: CandidateBatch, made_texts: set[str],
             words: ContentWords, round_: int) -> None:
     """Operation 1 for a Chinese host whose statements ``numbers`` give the value of a named number: donors
-    asking for a number, told of the host's, drawn as geca_op1 draws its donors, under the same cap.
+    asking for a number, told of the host's, drawn as geca_op1 draws its donors, under the same cap; a
+    statement whose next clause leaves its subject to it is composed into the host restated (restated()).
     (bench/op1_refusals.py reads this frame's ``host``, ``u``, ``c``, ``d``, ``made`` when a refusal is counted.)"""
-    host = problems[p]
-    clauses = []
+    clauses, hosts = [], {}  # hosts: each statement's host, as written or restated (restated())
     for c, name in numbers:
+        host, u = restated(problems[p], units, c, name) or (problems[p], units)
         refused = host_refusal(host, u, c, name)
         if refused:
             batch.rejected[refused] += 1
         else:
             clauses.append((c, name))
+            hosts[c] = host, u
     if not clauses or not donors:
         batch.rejected["op1_no_statement_with_a_donor"] += 1
         return
@@ -220,13 +286,17 @@ def compose(problems: Sequence[Problem], p: int, u: Units, numbers: list[tuple[i
     attempts, cap = ZH_ATTEMPTS * cfg.per_problem_cap, cfg.per_problem_cap
     for (c, name), (d, asked_name) in drawn_pairs(clauses, lambda clause: donors, rng, attempts, cap, batch,
                                                   len(batch.candidates), made, own=p):
+        host, u = hosts[c]
         donor = problems[d]
         donor_u = clause_units(donor)
-        if near_duplicate(words(host), words(donor)):
+        if near_duplicate(words(problems[p]), words(donor)):
             batch.rejected["op1_donor_near_duplicate"] += 1  # the narrative would repeat the host's
             continue
-        if results_clash(host, u, c, donor, donor_u):
+        if results_clash(host, u, c, name, donor, donor_u):
             batch.rejected["op1_zh_number_result_said_twice"] += 1  # the donor's 商 beside the host's own 商
+            continue
+        if pronoun_clash(donor, donor_u, name):
+            batch.rejected["op1_zh_number_pronoun_ambiguous"] += 1  # "它的前项 ... 比它的(1/4)少10"
             continue
         if merges_into_another_term(donor, donor_u, asked_name, name):
             batch.rejected["op1_zh_number_told_as_another_term"] += 1  # "84被减数除" would name the minuend

@@ -73,7 +73,7 @@ def test_a_donor_asking_for_something_of_the_number_never_donates():
 
 
 def test_a_host_whose_next_clause_leans_on_the_statement_isop1_refused():
-    host = zh("h", "甲数是78，是乙数的2倍，甲乙两数的和=．", "x=78+78/2", 117)
+    host = zh("h", "甲数是78，正好是乙数的2倍，甲乙两数的和=．", "x=78+78/2", 117)
     op1_refused([host, DONOR], "op1_zh_next_clause_leans_on_the_statement")
 
 
@@ -125,14 +125,14 @@ def test_an_operation_term_is_a_named_number_its_operation_goes_on_from():
 
 def test_a_factor_of_a_product_composes_a_common_factor_does_not():
     host = zh("h", "在乘法里，一个因数是49，积是931，另一个因数=．", "x=931/49", 19)
-    (new,) = verify(op1_pass([host, zh("d", "一个数的(1/2)是49，这个数=．", "x=49/(1/2)", 98)])[1])[0]
-    assert new.text == "在乘法里，一个因数的(1/2)是49，积是931，另一个因数=．" and new.answer == Fraction(931, 98)
+    made = verify(op1_pass([host, zh("d", "一个数的(1/2)是49，这个数=．", "x=49/(1/2)", 98)])[1])[0]
+    assert {c.text: c.answer for c in made}["在乘法里，一个因数的(1/2)是49，积是931，另一个因数=．"] == Fraction(931, 98)
     host = zh("h", "12和18的公因数中，一个因数是6，它与另一个因数的积是18，另一个因数=．", "x=18/6", 3)
     op1_refused([host, DONOR], "op1_zh_number_host_needs_whole_numbers")
 
 
 def test_a_term_host_going_on_by_a_pronoun_isop1_refused_and_a_heading_is_dropped():
-    host = zh("h", "被减数是850，它比差多354，减数=？", "x=354", 354)
+    host = zh("h", "被减数是850，差比它少354，减数=？", "x=354", 354)
     op1_refused([host, DONOR], "op1_zh_number_not_used_after")
     host = zh("h", "被除数是18，除数是3，商=？", "x=18/3", 6)
     made = verify(op1_pass([host, zh("d", "文字题：一个数的(1/2)是9，这个数=？", "x=9/(1/2)", 18)])[1])[0]
@@ -145,3 +145,59 @@ def test_a_donor_whose_passive_would_write_another_term_isop1_refused():
     host = zh("h", "在一个减法算式里，被减数是差的5倍，已知减数是16，被减数=．", "x=16/(5-1)*5", 20)
     op1_refused([host, zh("d", "84被一个数除，商和余数都是7，这个数=．", "x=(84-7)/7", 11)],
                 "op1_zh_number_told_as_another_term")
+
+
+def test_the_result_of_an_operation_is_a_named_number_too():
+    # "两个因数的积是4.2" goes on through the factor it names; "其中一个因数是7" is a term host as well
+    host = zh("h", "两个因数的积是4.2，其中一个因数是7，另一个因数=．", "x=4.2/7", 0.6)
+    made = {c.text: c.answer for c in verify(op1_pass([host, DONOR])[1])[0]}
+    assert made == {"两个因数的积的(5/8)是25，其中一个因数是7，另一个因数=．": Fraction(40, 7),
+                    "两个因数的积是4.2，一个因数的(5/8)是25，另一个因数=．": Fraction(21, 200)}
+    # a ratio's terms and its value; a later reference to the number is told as "这个比值"
+    host = zh("h", "比的前项是20，比值是(5/8)，比的后项=．", "x=20/(5/8)", 32)
+    donor = zh("d", "一个数的2倍比这个数多6，这个数=？", "x=6/(2-1)", 6)
+    made = {c.text: c.answer for c in verify(op1_pass([host, donor])[1])[0]}
+    assert made == {"比的前项的2倍比这个前项多6，比值是(5/8)，比的后项=．": Fraction(6) / Fraction(5, 8),
+                    "比的前项是20，比值的2倍比这个比值多6，比的后项=．": Fraction(20, 6)}
+    # the sum of 甲 and 乙 goes on through 甲数
+    host = zh("h", "已知甲、乙两数的和是20，甲数是9.05，乙数=．", "x=20-9.05", 10.95)
+    made = {c.text: c.answer for c in verify(op1_pass([host, DONOR])[1])[0]}
+    assert made["甲、乙两数的和的(5/8)是25，甲数是9.05，乙数=．"] == Fraction(40) - Fraction("9.05")
+
+
+def test_a_result_the_donor_names_as_well_isop1_refused():
+    # told of the host's 积, "一个数与3的积是60" would read "积与3的积是60"
+    host = zh("h", "积是968，一个乘数是8，另一个乘数=？", "x=968/8", 121)
+    op1_refused([host, zh("d", "一个数与3的积是60，这个数=？", "x=60/3", 20)], "op1_zh_number_result_said_twice")
+
+
+def test_a_next_clause_that_leaves_its_subject_to_the_statement_is_restated():
+    # told another narrative, "甲数的(5/8)是25，比乙数多6" would leave the comparison to the (5/8): the host
+    # says whose it is, the name written for the subject left out or for its 它
+    host = zh("h", "甲数是30，比乙数多6，乙数=？", "x=30-6", 24)
+    (new,) = verify(op1_pass([host, DONOR])[1])[0]
+    assert new.text == "甲数的(5/8)是25，甲数比乙数多6，乙数=？" and new.answer == Fraction(34)
+    host = zh("h", "甲数是105，它的12倍=．", "x=105*12", 1260)
+    (new,) = verify(op1_pass([host, DONOR])[1])[0]
+    assert new.text == "甲数的(5/8)是25，甲数的12倍=．" and new.answer == Fraction(480)
+    host = zh("h", "被减数是850，它是减数的2倍，差=？", "x=850-850/2", 425)
+    (new,) = verify(op1_pass([host, DONOR])[1])[0]
+    assert new.text == "被减数的(5/8)是25，被减数是减数的2倍，差=？" and new.answer == Fraction(20)
+
+
+def test_a_pronoun_on_both_sides_isop1_refused():
+    # "它的前项的(1/5)比它的(1/4)少10": the second 它 could be the ratio or its term
+    host = zh("h", "一个比的比值是(3/4)，它的前项是12，后项=．", "x=12/(3/4)", 16)
+    op1_refused([host, zh("d", "一个数的(1/5)比它的(1/4)少10，这个数=？", "x=10/((1/4)-(1/5))", 200)],
+                "op1_zh_number_pronoun_ambiguous")
+
+
+def test_a_garbled_donor_isop1_refused_and_a_donors_last_connector_is_dropped():
+    # Math23K's "一个数(1/3)比这个数的(1/4)多33": the number written against the name, no 的 to read it by
+    op1_refused([HOST, zh("d", "一个数(1/3)比这个数的(1/4)多33，这个数=？", "x=33/((1/3)-(1/4))", 396)],
+                "op1_zh_number_donor_text_garbled")
+    # "那么，" led to the donor's own question: inside the host it would lead to nothing
+    donor = zh("d", "一个数，减去它的20%，再加上5，还比原来小3．那么，这个数=．", "x=(5+3)/20%", 40)
+    (new,) = verify(op1_pass([HOST, donor])[1])[0]
+    assert new.text == "甲数，减去它的20%，再加上5，还比原来小3，乙数比甲数的3倍还多25，乙数=？"
+    assert new.answer == Fraction(145)

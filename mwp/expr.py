@@ -360,7 +360,14 @@ def to_infix(expr: Expr) -> str:
         return (*(("(", node.left, ")") if wrap_left else (node.left,)), node.op,
                 *(("(", node.right, ")") if wrap_right else (node.right,)))
 
-    return render(expr, _leaf_token, pieces)
+    return render(expr, _infix_leaf, pieces)
+
+
+def _infix_leaf(node: Expr) -> str:
+    """A leaf as infix text: a number that is a fraction or negative in brackets, so that the text reads back as
+    the tree (Num(2/3) right of "/" is "24/(2/3)", not "24/2/3", which is 4)."""
+    text = _leaf_token(node)
+    return f"({text})" if isinstance(node, Num) and ("/" in text or text.startswith("-")) else text
 
 
 def render(expr: Expr, leaf_text: Callable[[Expr], str], operator_pieces: Callable[[BinOp], tuple]) -> str:

@@ -119,6 +119,12 @@ def test_prefix_round_trip():
     assert from_prefix(to_prefix(expr)) == expr
     assert to_infix(expr) == "(1+2)*3-4/5"
     assert to_infix(parse_expression("8-(2-1)")) == "8-(2-1)"  # the brackets it needs stay
+    # a number leaf that is a fraction or negative is bracketed: the text reads back to the same value
+    third = BinOp("/", Num(Fraction(24)), Num(Fraction(2, 3)))
+    assert to_infix(third) == "24/(2/3)" and evaluate(parse_expression(to_infix(third))) == 36
+    minus = BinOp("-", Num(Fraction(5)), Num(Fraction(-3)))
+    assert to_infix(minus) == "5-(-3)" and evaluate(parse_expression(to_infix(minus))) == 8
+    assert to_prefix(third) == ["/", "24", "2/3"]  # prefix tokens stay bare
     slots = from_prefix(["/", "N0", "+", "N1", "3.5"])
     assert slots == BinOp("/", Qty(0), BinOp("+", Qty(1), Num(Fraction(7, 2), "3.5")))
     assert evaluate(slots, [Fraction(9), Fraction(1)]) == 2

@@ -22,6 +22,7 @@ calls: a loop inside one Python frame that calls no Python function runs on (sym
 from __future__ import annotations
 
 import gc
+import os
 import signal
 import sys
 import threading
@@ -45,10 +46,16 @@ def cpu_time_limit(seconds: float) -> "_SignalLimit | _TraceLimit":
     return _TraceLimit(seconds * _TRACE_BUDGET)
 
 
+_WEAKREF_FILES = ("weakref.py", "_weakrefset.py")  # where weakref callbacks live
+
+
 def _drops_exceptions(frame: FrameType) -> bool:
-    """Whether ``frame`` runs where Python prints and drops an exception instead of raising it."""
-    return frame.f_code.co_name == "__del__" or any(
-        getattr(callback, "__code__", None) is frame.f_code for callback in gc.callbacks)
+    """Whether ``frame`` runs where Python prints and drops an exception instead of raising it: a finalizer, a
+    gc callback, or the weakref modules' code, whose callbacks (a WeakValueDictionary's ``remove``) run inside
+    garbage collection (a tick skipped in their ordinary code only waits for the next one)."""
+    code = frame.f_code
+    return code.co_name == "__del__" or os.path.basename(code.co_filename) in _WEAKREF_FILES or any(
+        getattr(callback, "__code__", None) is code for callback in gc.callbacks)
 
 
 class _SignalLimit:

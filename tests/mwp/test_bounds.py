@@ -1,6 +1,8 @@
 """The limits of mwp/ (issue #16): each one on a hand-made input, with its error type and skip reason."""
+import sys
 import threading
 import time
+import weakref
 from fractions import Fraction
 
 import pytest
@@ -28,7 +30,7 @@ from mwp.expr import (
 )
 from mwp.parse import MAX_EXPRESSION_TOKENS, equation_to_expression, parse_expression, parse_number
 from mwp.problem import Problem, ProblemError, parse_answer
-from mwp.timelimit import OutOfTime, cpu_time_limit
+from mwp.timelimit import OutOfTime, _drops_exceptions, cpu_time_limit
 
 
 def test_a_flat_chain_of_6000_terms_is_walked_without_recursion():
@@ -184,3 +186,26 @@ def test_stored_problem_records_with_bad_values_are_bad_records():
         with pytest.raises(ProblemError) as info:
             Problem.from_dict({**good, field: bad})
         assert info.value.reason == "bad_record", (field, bad)
+
+
+def test_a_tick_inside_a_weakref_callback_is_not_raised_there():
+    # A WeakValueDictionary's callback runs inside garbage collection, where Python would print and drop the
+    # OutOfTime: the limit's tick must see it as such a place (the next tick, in ordinary code, raises)
+    frames = []
+
+    def profile(frame, event, arg):  # noqa: ARG001
+        if event == "call" and frame.f_code.co_filename.endswith(("weakref.py", "_weakrefset.py")):
+            frames.append(frame)
+
+    class Held:
+        pass
+
+    table, held = weakref.WeakValueDictionary(), Held()
+    table["k"] = held
+    sys.setprofile(profile)
+    try:
+        del held  # the table's remove callback runs now
+    finally:
+        sys.setprofile(None)
+    assert frames and all(_drops_exceptions(f) for f in frames)
+    assert not _drops_exceptions(sys._getframe())

@@ -62,6 +62,7 @@ _OPERATION = {"减": re.compile("减数|差"), "加": re.compile("加数|" + _SU
 # The result of an operation is a named number as well ("两个因数的积是4.2，其中一个因数是7，另一个因数=．" goes on
 # from its 积 through the factor it names), said bare (积) or of the numbers it is the result of (两个数的和)
 RESULTS = {"差": "减", "和": "加", "积": "乘", "商": "除", "比值": "比"}
+_TERM_WORDS = tuple(sorted([*TERMS, *RESULTS], key=len, reverse=True))  # 被减数 before 减数
 _OF = "(?:(?:一个)?比的|它的)?"  # a ratio's term told of the ratio: 比的前项, 一个比的后项, 它的前项
 _TERM = "(?:另)?(?:一个)?" + _OF + "(?:" + "|".join(sorted(TERMS, key=len, reverse=True)) + ")"
 _RESULT = "(?:(?:两个数|两数|两个因数|两个加数|这两个数|它们|甲、乙两数|甲乙两数|甲、乙|两个外项|两个内项)的)?" \
@@ -110,7 +111,7 @@ def host_clause(host: Problem, u: Units, c: int) -> str | None:
 def term(name: str) -> str | None:
     """The term or result of an operation a host's name is ("另一个加数" -> "加数", "两个因数的积" -> "积"),
     else None (甲数)."""
-    for word in sorted([*TERMS, *RESULTS], key=len, reverse=True):  # 被减数 before 减数
+    for word in _TERM_WORDS:
         if name.endswith(word):
             return word
     return None

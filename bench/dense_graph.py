@@ -36,52 +36,19 @@ from flows.environment import apply_defaults  # noqa: E402
 apply_defaults()
 
 import torch  # noqa: E402
-from torch import nn  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from bench.gpu_speed import counted  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
-from solvers.gts_decoder import DecoderContext  # noqa: E402
-from solvers.gts_dense import DensePlan, dense_log_probs, plan_of_targets  # noqa: E402
+from solvers.gts_dense import dense_log_probs, plan_of_targets  # noqa: E402
+from solvers.gts_graphs import DenseLoss, dense_args, rounded_plan  # noqa: E402
 from solvers.gts_teacher import tree_loss  # noqa: E402
 from solvers.base import TrainConfig  # noqa: E402
-from solvers.trainer import float32_products, length_bucketed, make_optimizer, train_step  # noqa: E402
+from solvers.trainer import float32_products, length_bucketed, make_optimizer, shape_fixed_loss, train_step  # noqa: E402
 from solvers.vocab import build_encoding  # noqa: E402
 
 MAWPS = ROOT.parent / "shared/data/mawps/MAWPS.json"
-
-
-class DenseLoss(nn.Module):
-    """The decoder's summed negative log-likelihood of a batch through the dense pass, with every input a
-    tensor argument (what make_graphed_callables captures): the context's fields, the targets, and the plan."""
-
-    def __init__(self, decoder):
-        super().__init__()
-        self.decoder = decoder
-
-    def forward(self, enc, enc_proj, text_bias, num_emb, num_proj, num_mask, problem, target, target_mask, qty_class,
-                parent, is_right, left_step, merge_pos, merge_left, merge_valid):
-        ctx = DecoderContext(enc, enc_proj, text_bias, num_emb, num_proj, num_mask, problem)
-        plan = DensePlan(parent, is_right, left_step, merge_pos, merge_left, merge_valid)
-        return -dense_log_probs(self.decoder, ctx, target, target_mask, qty_class, plan).sum()
-
-
-def dense_args(ctx: DecoderContext, batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
-    return (*ctx._fields(), batch.target, batch.target_mask, batch.qty_class, plan.parent, plan.is_right,
-            plan.left_step, plan.merge_pos, plan.merge_left, plan.merge_valid)
-
-
-def up(n: int, m: int) -> int:
-    return -(-n // m) * m
-
-
-def rounded_plan(batch, n_ops: int, rows: int | None = None) -> tuple[tuple[int, int, int, int], DensePlan]:
-    """The padded shape a batch is captured at, (T, L, Q, K): tokens T up to a multiple of 16, target positions
-    L and quantity slots Q of 4, merge levels K of 2; and the batch's plan at that shape (``rows`` rows)."""
-    L = up(batch.target.shape[1], 4)
-    plan = plan_of_targets(batch.target, batch.target_mask, n_ops, L, rows, level_multiple=2)
-    return (up(batch.tokens.shape[1], 16), L, up(batch.qty_positions.shape[1], 4), plan.levels), plan
 
 
 def shapes(train, encoding, n_ops: int, batch_size: int, epochs: int) -> dict:
@@ -105,10 +72,11 @@ def epochs_compared(model, encoding, train, cfg, args, device) -> dict:
     the machinery). Seconds an epoch (the dense way's include building each batch's plan on the host),
     mean batch loss, captures, peak GPU memory."""
     cuda = device.type == "cuda"
-    config = TrainConfig(batch_size=args.batch_size, device=device.type, precision="fp32", progress=False)
-    start = {k: v.clone() for k, v in model.state_dict().items()}
     out = {}
+    start = {k: v.clone() for k, v in model.state_dict().items()}
     for way in ("rowwise", "graphed" if cuda else "dense"):
+        config = TrainConfig(batch_size=args.batch_size, device=device.type, precision="fp32", progress=False,
+                             step=way)
         torch.manual_seed(0)
         model.load_state_dict(start)
         model.train()
@@ -116,43 +84,27 @@ def epochs_compared(model, encoding, train, cfg, args, device) -> dict:
             torch.cuda.reset_peak_memory_stats()
         optimizer = make_optimizer(model, config, device)
         scaler = torch.amp.GradScaler(device.type, enabled=False)
-        rng, graphs, capture_s, epochs = random.Random(0), {}, 0.0, []
+        loss_of = shape_fixed_loss(model, config, device, None)  # the trainer's own: solvers/gts_graphs.py
+        rng, epochs = random.Random(0), []
         for _ in range(args.train_epochs):
             if cuda:
                 torch.cuda.synchronize()
             t0, total, n = time.perf_counter(), 0.0, 0
             for chunk in length_bucketed(train, args.batch_size, rng):
                 batch = encoding.batch(chunk)
-                if way == "rowwise":
-                    loss = train_step(model, batch.to(device), config, optimizer, scaler, device, None)
-                else:
-                    key, plan = rounded_plan(batch, model.decoder.n_ops, args.batch_size)
-                    T, L, Q, _ = key
-                    padded, plan = batch.padded(T, L, Q, args.batch_size).to(device), plan.to(device)
-                    if cuda and key not in graphs:
-                        c0 = time.perf_counter()
-                        sample = tuple(t.detach().requires_grad_(t.requires_grad)
-                                       for t in dense_args(model.context(padded), padded, plan))
-                        graphs[key] = torch.cuda.make_graphed_callables(DenseLoss(model.decoder), sample,
-                                                                        allow_unused_input=True)
-                        capture_s += time.perf_counter() - c0
-                    step = graphs[key] if cuda else DenseLoss(model.decoder)
-                    optimizer.zero_grad(set_to_none=True)
-                    loss = step(*dense_args(model.context(padded), padded, plan)) / batch.target_mask.sum()
-                    loss.backward()
-                    if config.grad_clip:
-                        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-                    optimizer.step()
+                loss = train_step(model, batch if loss_of else batch.to(device), config, optimizer, scaler, device,
+                                  None, loss_of)
                 total, n = total + loss.item(), n + 1
             if cuda:
                 torch.cuda.synchronize()
             epochs.append({"seconds": time.perf_counter() - t0, "loss": total / n})
-        out[way] = {"epochs": epochs, "captures": len(graphs), "capture_s": capture_s}
+        graphs, capture_s = (loss_of.captures, loss_of.capture_seconds) if loss_of else (0, 0.0)
+        out[way] = {"epochs": epochs, "captures": graphs, "capture_s": capture_s}
         if cuda:  # the graphs of the agreement and speed checks above are still held
             out[way]["peak_gpu_mb"] = torch.cuda.max_memory_allocated() / 2**20
         print(f"  training, {way}: " + ", ".join(f"epoch {i + 1} {e['seconds']:.2f} s (loss {e['loss']:.3f})"
                                                  for i, e in enumerate(epochs))
-              + (f"; {len(graphs)} captures, {capture_s:.1f} s of them" if graphs else ""), flush=True)
+              + (f"; {graphs} captures, {capture_s:.1f} s of them" if graphs else ""), flush=True)
     return out
 
 

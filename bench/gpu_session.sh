@@ -19,6 +19,12 @@
 # DENSE=1 adds, right after step 1 and on the idle GPU, bench/dense_graph.py: the trainer's step against the
 # shape-fixed pass eager and captured as a CUDA graph (agreement, ms a step, kernels), and 3 epochs of MAWPS
 # training each way (a graph captured per rounded batch shape); at most 4 minutes.
+# GRAPHED=1 adds the graphed step (TrainConfig.step "graphed", solvers/gts_graphs.py: the decoder's pass captured as
+# one CUDA graph a padded batch shape and replayed by the trainer) to step 1: its fp32 epochs, kernels and ratio to
+# the public GTS beside the row-wise step's, 3 epochs each (the first holds most captures). With DENSE=1 the
+# dense_graph bench then trains no epochs of its own (the trainer's graphed epochs are step 1's).
+# STEP=graphed (with ACCURACY=1) trains three fp32 runs with the graphed step and three with the row-wise step side
+# by side on the one GPU, and pairs them seed by seed: issue #32's "the new step against the old" for this step.
 # MAWPS_SPEED=0 leaves step 1 out (a second call right after one that ran it).
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there; put the
 # virtual environment's python first on PATH).
@@ -41,18 +47,21 @@ export PYTHONPATH=$PWD
   python -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"; nproc; uptime; } >> "$LOG" 2>&1
 if [ "${TINY:-0}" = 1 ]; then
   SPEED=(--device cpu --datasets mawps --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
+  [ "${GRAPHED:-0}" = 1 ] && SPEED+=(--steps rowwise,dense)  # the graphed step's pass, eager: the CPU's stand-in
   SPEED23=(--device cpu --datasets math23k --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
   ACC=(--tiny --seeds 0,1,2 --data "$OUT/mawps_small.json")
   python -c "import json,sys; json.dump(json.load(open('../shared/data/mawps/MAWPS.json'))[:60], open(sys.argv[1], 'w'))" "$OUT/mawps_small.json"
 else
   SPEED=(--device cuda --datasets mawps --epochs 2 --reference-epochs 1)
+  [ "${GRAPHED:-0}" = 1 ] && SPEED=(--device cuda --datasets mawps --epochs 3 --reference-epochs 1 --steps rowwise,graphed)
   SPEED23=(--device cuda --datasets math23k --epochs 2 --reference-epochs 1)
   ACC=(--seeds 0,1,2 --epochs 80 --threads 2 --no-resume --bs1-problems 1)
 fi
 
 if [ "${MAWPS_SPEED:-1}" = 1 ]; then
   say "1. gpu_speed ${SPEED[*]}"
-  timeout 130 python bench/gpu_speed.py "${SPEED[@]}" --out "$OUT/gpu_speed.json" > "$OUT/gpu_speed.txt" 2>&1
+  timeout $([ "${GRAPHED:-0}" = 1 ] && echo 200 || echo 130) python bench/gpu_speed.py "${SPEED[@]}" \
+    --out "$OUT/gpu_speed.json" > "$OUT/gpu_speed.txt" 2>&1
   say "   gpu_speed exit $?"
 else
   say "1. MAWPS speed left out (MAWPS_SPEED=0)"
@@ -61,6 +70,7 @@ fi
 if [ "${DENSE:-0}" = 1 ]; then  # the shape-fixed pass captured as a CUDA graph (docs/solvers.md), on the idle GPU
   DG=(--device cuda --train-epochs 3 --epochs 0 --out "$OUT/dense_graph.json")  # the shape census is the CPU's
   [ "${TINY:-0}" = 1 ] && DG=(--device cpu --hidden 16 --embedding 8 --steps 1 --epochs 2 --out "$OUT/dense_graph.json")
+  [ "${GRAPHED:-0}" = 1 ] && DG+=(--train-epochs 0)  # step 1 trained the graphed step already
   say "1b. dense_graph ${DG[*]}"
   timeout 240 python bench/dense_graph.py "${DG[@]}" > "$OUT/dense_graph.txt" 2>&1
   say "   dense_graph exit $?"
@@ -72,7 +82,14 @@ if [ "${ACCURACY:-0}" = 1 ]; then
   RUNS=$(mktemp -d)
   LEFT=$((LIMIT - ($(date +%s) - START) - 10))  # what the trainings may use: all that is left
   say "   limit ${LEFT} s"
-  if [ -n "${BATCH:-}" ] || [ "${OLDSTEP:-0}" = 1 ]; then
+  if [ -n "${STEP:-}" ]; then  # the step against the row-wise one, both trained now, side by side
+    STEPX=$([ "${TINY:-0}" = 1 ] && [ "$STEP" = graphed ] && echo dense || echo "$STEP")
+    BASE=$(mktemp -d)
+    timeout $LEFT python bench/precision_accuracy.py "${ACC[@]}" --precisions fp32 --workers 3 --out-dir "$BASE" \
+      --baseline-dir "$RUNS" > "$OUT/accuracy_rowwise.txt" 2>&1 &  # (a baseline dir: one precision needs one)
+    BASE_PID=$!
+    PRECS=(--precisions fp32 --step "$STEPX" --workers 3 --baseline-dir "$BASE")  # reported again at the end
+  elif [ -n "${BATCH:-}" ] || [ "${OLDSTEP:-0}" = 1 ]; then
     PRECS=(--precisions fp32 --batch-size "${BATCH:-64}" --lr "${LR:-1e-3}")
     [ "${OLDSTEP:-0}" = 1 ] && PRECS+=(--code gpuship/old)
     BASE=$(mktemp -d)
@@ -81,13 +98,13 @@ if [ "${ACCURACY:-0}" = 1 ]; then
     else
       tar -xzf docs/measurements/precision_accuracy_runs_h200_2026-11-26.tar.gz -C "$BASE"
     fi
-    PRECS+=(--baseline-dir "$BASE")
+    PRECS+=(--baseline-dir "$BASE" --workers 6)
   else
-    PRECS=(--precisions fp32,bf16)
+    PRECS=(--precisions fp32,bf16 --workers 6)
   fi
   # the old step predates TF32 being turned off for fp32 (cuDNN's GRU would use it): NVIDIA_TF32_OVERRIDE=0 turns
   # it off in cuBLAS and cuDNN for every run, as the new code does itself
-  NVIDIA_TF32_OVERRIDE=0 timeout $LEFT python bench/precision_accuracy.py "${ACC[@]}" "${PRECS[@]}" --workers 6 \
+  NVIDIA_TF32_OVERRIDE=0 timeout $LEFT python bench/precision_accuracy.py "${ACC[@]}" "${PRECS[@]}" \
     --out-dir "$RUNS" > "$OUT/accuracy.txt" 2>&1 &
   ACC_PID=$!
 fi
@@ -99,6 +116,13 @@ say "   test_cuda exit $? ($(tail -1 "$OUT/cuda_tests.txt"))"
 if [ "${ACCURACY:-0}" = 1 ]; then
   wait $ACC_PID
   say "   precision_accuracy exit $?"
+  if [ -n "${STEP:-}" ]; then
+    wait $BASE_PID
+    say "   row-wise runs exit $?"
+    tar -czf "$OUT/accuracy_rowwise_runs.tar.gz" -C "$BASE" .
+    python bench/precision_accuracy.py "${ACC[@]}" --precisions fp32 --report-only --out-dir "$RUNS" \
+      --baseline-dir "$BASE" >> "$OUT/accuracy.txt" 2>&1
+  fi
   tar -czf "$OUT/accuracy_runs.tar.gz" -C "$RUNS" .  # one JSON a run: bench/precision_accuracy.py --report-only reads them
   grep -E "bf16 - fp32|this - baseline|mean test answer acc" "$OUT/accuracy.txt" | tee -a "$LOG"
 else

@@ -13,10 +13,13 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
   side) and candidate scoring (teacher-forced likelihood, problems/s on the train side);
 - with ``--reference-epochs N``: the public GTS (``../shared/reference-gts``, GPL-3, a separate
   process, never imported) trained N epochs on the same train side on the same device, right after,
-  and the ratio of milliseconds a problem (its epochs after the first, medians).
+  and the ratio of milliseconds a problem (its epochs after the first, medians);
+- with ``--steps rowwise,graphed``: every figure again for the training step that replays the decoder's
+  pass as one CUDA graph a padded batch shape (solvers/gts_graphs.py; fp32 only), keyed ``fp32-graphed``.
 
     .venv/bin/python bench/gpu_speed.py --device cpu --datasets mawps --precisions fp32 --epochs 1
     .venv/bin/python bench/gpu_speed.py --device cuda --epochs 3 --reference-epochs 3 --out gpu.json
+    python bench/gpu_speed.py --device cuda --datasets mawps --precisions fp32 --steps rowwise,graphed --epochs 3
 """
 from __future__ import annotations
 
@@ -62,12 +65,12 @@ def solver_for(args, device: str):
     return build_solver("gts", device=device, embedding_size=args.embedding, hidden_size=args.hidden)
 
 
-def ops_per_batch(args, train, device: str, precision: str) -> dict:
+def ops_per_batch(args, train, device: str, precision: str, step: str = "rowwise") -> dict:
     """Operations (and on CUDA kernels) of one training batch: a one-epoch fit on ``batch_size``
     problems, profiled after an identical warm-up fit."""
     batch = train[:args.batch_size]
     cfg = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision,
-                      eval_every=10**9)
+                      eval_every=10**9, step=step)
     solver_for(args, device).fit(batch, [], cfg)  # warm-up (allocator, cuDNN plans, lazy inits)
     solver = solver_for(args, device)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
@@ -79,31 +82,34 @@ def ops_per_batch(args, train, device: str, precision: str) -> dict:
     return counted(prof, device, time.perf_counter() - t0)
 
 
-def steady_step(args, train, device: str, precision: str) -> dict:
+def steady_step(args, train, device: str, precision: str, step: str = "rowwise") -> dict:
     """The same figures for one training step in steady state: model, vocabularies and optimizer built and
     three steps taken on the same 64 problems first (allocator, cuDNN plans, Adam's state), then one step
     (the trainer's own ``train_step``: zero_grad, loss, backward, clipping, Adam) profiled. What every batch
-    after the first costs; the fit above adds the one-time work of building and moving the model."""
-    from solvers.trainer import autocast_dtype, float32_products, make_optimizer, train_step
+    after the first costs; the fit above adds the one-time work of building and moving the model. With the
+    graphed step the three steps first capture the batch's shape: the profiled step is a replay."""
+    from solvers.trainer import autocast_dtype, float32_products, make_optimizer, shape_fixed_loss, train_step
     from solvers.vocab import build_encoding
 
     problems = train[:args.batch_size]
     encoding = build_encoding(problems, min_count=2)
     dev = torch.device(device)
     model = solver_for(args, device).build_model(encoding).to(dev).train()
-    config = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision)
+    config = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision,
+                         step=step)
     optimizer, amp = make_optimizer(model, config, dev), autocast_dtype(dev, precision)
     scaler = torch.amp.GradScaler(dev.type, enabled=amp == torch.float16)
-    batch = encoding.batch(problems).to(dev)
+    loss_of = shape_fixed_loss(model, config, dev, amp)
+    batch = encoding.batch(problems) if loss_of else encoding.batch(problems).to(dev)  # a shape-fixed step moves it
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with float32_products(device == "cuda" and amp is None):
         for _ in range(3):
-            train_step(model, batch, config, optimizer, scaler, dev, amp)
+            train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
         if device == "cuda":
             torch.cuda.synchronize()
         t0 = time.perf_counter()
         with profile(activities=activities) as prof:
-            train_step(model, batch, config, optimizer, scaler, dev, amp)
+            train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
             if device == "cuda":
                 torch.cuda.synchronize()
     return counted(prof, device, time.perf_counter() - t0)
@@ -150,12 +156,12 @@ def part_ops(args, train, device: str) -> dict:
     return out
 
 
-def timed_training(args, train, test, device: str, precision: str) -> dict:
+def timed_training(args, train, test, device: str, precision: str, step: str = "rowwise") -> dict:
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     solver = solver_for(args, device)
     cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, progress=False, device=device,
-                      precision=precision, eval_every=10**9, seed=args.seed)
+                      precision=precision, eval_every=10**9, seed=args.seed, step=step)
     result = solver.fit(train, [], cfg)
     seconds = [e.seconds for e in result.epochs]
     steady = seconds[1:] or seconds
@@ -197,6 +203,8 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--datasets", default="mawps,math23k")
     ap.add_argument("--precisions", default="fp32,bf16")
+    ap.add_argument("--steps", default="rowwise", help="training steps (TrainConfig.step), comma-separated: rowwise, "
+                    "graphed (CUDA, fp32 only: run for fp32 alone), dense (the graphed step's pass eager)")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs (the first is reported apart)")
     ap.add_argument("--hidden", type=int, default=512)
     ap.add_argument("--embedding", type=int, default=128)
@@ -221,32 +229,36 @@ def main(argv=None) -> int:
         figures = report["datasets"][name] = {}
         parts = figures["parts_fp32"] = part_ops(args, train, device)
         print("  fp32 parts of a batch (aten ops): " + ", ".join(f"{k} {v}" for k, v in parts.items()), flush=True)
-        for precision in args.precisions.split(","):
-            row = figures[precision] = ops_per_batch(args, train, device, precision)
-            line = (f"  {precision}: {row['aten_ops']} aten ops a batch of {args.batch_size} "
+        runs = [(p, s) for s in args.steps.split(",") for p in args.precisions.split(",")
+                if not (s == "graphed" and p != "fp32")]
+        for precision, step in runs:
+            label = precision if step == "rowwise" else f"{precision}-{step}"  # the rowwise keys as before
+            row = figures[label] = ops_per_batch(args, train, device, precision, step)
+            line = (f"  {label}: {row['aten_ops']} aten ops a batch of {args.batch_size} "
                     f"(issue #32's target: at most {OPS_TARGET})")
             if device == "cuda":
                 line += (f", {row['kernels']} kernels ({row['launches']} launches), GPU busy "
                          f"{100 * row['gpu_busy_share']:.0f}% of the profiled batch")
             print(line, flush=True)
-            steady = row["steady_step"] = steady_step(args, train, device, precision)
-            print(f"  {precision} steady-state step (no setup): {steady['aten_ops']} aten ops"
+            steady = row["steady_step"] = steady_step(args, train, device, precision, step)
+            print(f"  {label} steady-state step (no setup): {steady['aten_ops']} aten ops"
                   + (f", {steady['kernels']} kernels ({steady['launches']} launches), GPU busy "
                      f"{100 * steady['gpu_busy_share']:.0f}%" if device == "cuda" else ""), flush=True)
             if args.skip_timing:
                 continue
-            row.update(timed_training(args, train, test, device, precision))
-            print(f"  {precision} (ran {row['precision_ran']}): epoch {row['epoch_s']:.2f} s (first "
+            row.update(timed_training(args, train, test, device, precision, step))
+            print(f"  {label} (ran {row['precision_ran']}): epoch {row['epoch_s']:.2f} s (first "
                   f"{row['epoch_seconds'][0]:.2f} s), {row['ms_per_problem']:.2f} ms a problem; beam-5 "
                   f"{row['beam5_problems_s']:.0f} problems/s; scoring {row['scoring_problems_s']:.0f} problems/s"
                   + (f"; peak GPU memory {row['peak_gpu_mb']:.0f} MB" if device == "cuda" else ""), flush=True)
         if args.reference_epochs and not args.skip_timing:
             ref = figures["reference"] = run_reference(DATA[name], train, test, args.reference_epochs, args.threads,
                                                        device)
-            for precision in args.precisions.split(","):
-                ratio = ref["ms_per_problem"] / figures[precision]["ms_per_problem"]
-                figures[precision]["speedup_vs_reference"] = ratio
-                print(f"  side by side ({name}, {device}): compaug {precision} {figures[precision]['ms_per_problem']:.2f} "
+            for precision, step in runs:
+                label = precision if step == "rowwise" else f"{precision}-{step}"
+                ratio = ref["ms_per_problem"] / figures[label]["ms_per_problem"]
+                figures[label]["speedup_vs_reference"] = ratio
+                print(f"  side by side ({name}, {device}): compaug {label} {figures[label]['ms_per_problem']:.2f} "
                       f"ms a problem, reference {ref['ms_per_problem']:.2f}: compaug {ratio:.2f}x", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2))

@@ -45,7 +45,7 @@ import torch  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from mwp.readers import load_dataset  # noqa: E402
-from solvers.base import TrainConfig  # noqa: E402
+from solvers.base import STEPS, TrainConfig  # noqa: E402
 from solvers.checkpoint import data_hash, save_checkpoint  # noqa: E402
 from solvers.evaluate import evaluate_predictions  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
@@ -175,6 +175,8 @@ def main(argv=None) -> int:
                     help="training precision (auto, fp32, bf16); a comma list such as bf16,fp32 trains the first "
                          "as the measured model and times the others for the same epochs from the same start, in "
                          "the same run, for a ratio")
+    ap.add_argument("--step", default="rowwise", choices=STEPS,
+                    help="the measured training's step (TrainConfig.step; graphed: CUDA and fp32 only)")
     ap.add_argument("--out", help="write the figures as JSON here")
     ap.add_argument("--save", help="save the trained model here (a checkpoint load_solver reads; bench/beam_speed.py)")
     ap.add_argument("--resume-dir", help="save the measured training's state here after every epoch and continue "
@@ -221,7 +223,7 @@ def main(argv=None) -> int:
               flush=True)
     tcfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, beam_size=args.beam, seed=args.seed,
                        progress=False, eval_every=1 if args.epochs > 1 else 10**9, precision=precision,
-                       resume_dir=args.resume_dir)
+                       resume_dir=args.resume_dir, step=args.step)
     result = train_model(model, encoding, train, valid if args.epochs > 1 else [], tcfg, report)
     epoch_s = statistics.median(e.seconds for e in result.epochs)
     for other, seconds in compared.items():
@@ -285,6 +287,7 @@ def main(argv=None) -> int:
             "valid_answer_acc": [e.valid_answer_acc for e in result.epochs], "best_epoch": result.best_epoch,
             "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,
             "bf16_matmul_gflop_s": bf16_matmul / 1e9, "precision": precision, "precision_ran": result.precision,
+            "step": args.step,
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "gomp_spincount": os.environ.get("GOMP_SPINCOUNT"),
             "reference_omp_wait": args.reference_omp_wait,
             "compared_epoch_seconds": compared,

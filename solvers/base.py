@@ -48,6 +48,8 @@ def check_heads(width: int, heads: int, width_name: str, heads_name: str) -> Non
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 TIE_BREAKS = ("valid-loss", "first")
+# TrainConfig.step: the trainer's row-wise teacher forcing, or GTS's shape-fixed pass eager or as CUDA graphs
+STEPS = ("rowwise", "dense", "graphed")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,12 @@ class TrainConfig:
     # Save the training's state here after every epoch and, when a state of this same training is
     # there already, continue from it (solvers/train_state.py). None: nothing saved.
     resume_dir: str | None = None
+    # The training step of a tree decoder (GTS; solvers/gts_graphs.py). "rowwise": each decoder step on the
+    # rows that need it, few operations but each a kernel launched from Python. "graphed": batches padded
+    # to a rounded shape and the decoder's loss pass captured as one CUDA graph a shape and replayed
+    # (CUDA and fp32 only; docs/solvers.md says what it was measured to gain). "dense": that padded pass
+    # run eagerly, slower everywhere: what tests run on the CPU.
+    step: str = "rowwise"
 
     def __post_init__(self) -> None:
         check_config(self, positive=("epochs", "batch_size", "lr", "lr_halving_epochs", "eval_every", "beam_size",
@@ -89,6 +97,11 @@ class TrainConfig:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         if self.tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {self.tie_break!r}")
+        if self.step not in STEPS:
+            raise ValueError(f"step must be one of {', '.join(STEPS)}, got {self.step!r}")
+        if self.step == "graphed" and (self.precision != "fp32" or self.device == "cpu"):
+            raise ValueError(f"step graphed captures CUDA graphs in float32 only so far: it needs precision fp32 "
+                             f"(got {self.precision}) and a CUDA device (got {self.device})")
 
 
 @dataclass(frozen=True)

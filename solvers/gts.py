@@ -80,6 +80,8 @@ def _decoder_precision(device: torch.device):
 class GTSModel(nn.Module):
     """Implements the trainer's SolverModel protocol (loss, token_log_probs, beam_search, encode)."""
 
+    shape_fixed_step = True  # the trainer's dense and graphed steps apply (solvers/gts_graphs.py)
+
     def __init__(self, cfg: GTSConfig, encoding: Encoding):
         super().__init__()
         self.cfg = cfg
@@ -96,6 +98,11 @@ class GTSModel(nn.Module):
     def token_log_probs(self, batch: Batch) -> torch.Tensor:
         assert batch.target is not None and batch.target_mask is not None, "token_log_probs needs targets"
         return self.decoder.token_log_probs(self.context(batch), batch.target, batch.target_mask)  # (B, L)
+
+    @staticmethod
+    def decoder_precision(device: torch.device):
+        """The autocast setting the tree decoder runs under on ``device`` (float32 on CPU)."""
+        return _decoder_precision(device)
 
     def loss(self, batch: Batch) -> torch.Tensor:
         """Mean negative log-likelihood per target token (the public code's masked cross-entropy)."""

@@ -34,6 +34,9 @@ FORMAT = 1
 # TrainConfig fields that do not change what is trained: where it runs, whether a bar shows, where
 # the state goes.
 NOT_IDENTITY = ("device", "progress", "resume_dir")
+# Settings added after saved states existed, left out at the default they were added with: such a state
+# (saved before the setting was) still continues.
+ADDED_AT_DEFAULT = (("step", "rowwise"),)
 
 
 class ForeignTrainingState(ValueError):
@@ -61,7 +64,8 @@ def weights_digest(model: torch.nn.Module) -> str:
 def identity(config: Any, train: Sequence[Problem], valid: Sequence[Problem], model: torch.nn.Module) -> dict[str, Any]:
     """What a saved state must match to be continued: the training configuration, the training and
     validation problems, and the weights the training started from."""
-    fields = {k: v for k, v in dataclasses.asdict(config).items() if k not in NOT_IDENTITY}
+    fields = {k: v for k, v in dataclasses.asdict(config).items()
+              if k not in NOT_IDENTITY and (k, v) not in ADDED_AT_DEFAULT}
     return {"format": FORMAT, "config": fields, "train": data_hash(train), "valid": data_hash(valid),
             "initial_weights": weights_digest(model)}
 

@@ -36,6 +36,7 @@ from mwp.problem import Problem
 from solvers.base import EpochStats, Likelihood, Prediction, TrainConfig, TrainResult
 from solvers import train_state
 from solvers.evaluate import evaluate_predictions, prediction_expression
+from solvers.gts_graphs import ShapeFixedLoss
 from solvers.vocab import Batch, Encoding, EncodingError
 
 
@@ -198,11 +199,12 @@ def make_optimizer(model: torch.nn.Module, config: TrainConfig, device: torch.de
 
 
 def train_step(model, batch, config: TrainConfig, optimizer, scaler, device: torch.device,
-               amp_dtype: torch.dtype | None) -> torch.Tensor:
-    """One update on a batch already on ``device``: the loss (a tensor, not read back)."""
+               amp_dtype: torch.dtype | None, loss_of: Callable[[Batch], torch.Tensor] | None = None) -> torch.Tensor:
+    """One update on a batch: the loss (a tensor, not read back). The batch is on ``device`` for the model's
+    own ``loss``; ``loss_of`` (a shape-fixed step, :func:`shape_fixed_loss`) takes it on the host."""
     optimizer.zero_grad(set_to_none=True)
     with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-        loss = model.loss(batch)
+        loss = (loss_of or model.loss)(batch)
     scaler.scale(loss).backward()
     if config.grad_clip:
         scaler.unscale_(optimizer)
@@ -212,13 +214,29 @@ def train_step(model, batch, config: TrainConfig, optimizer, scaler, device: tor
     return loss
 
 
+def shape_fixed_loss(model, config: TrainConfig, device: torch.device,
+                     amp_dtype: torch.dtype | None) -> Callable[[Batch], torch.Tensor] | None:
+    """The loss function of ``config.step`` (None: the model's own, the row-wise pass); a ValueError when the
+    model or the precision cannot take that step."""
+    if config.step == "rowwise":
+        return None
+    if not getattr(model, "shape_fixed_step", False):
+        raise ValueError(f"step {config.step!r}: {type(model).__name__} has no shape-fixed pass (GTS has; "
+                         "use step rowwise)")
+    assert config.step != "graphed" or amp_dtype is None, "TrainConfig refuses graphed without fp32"
+    return ShapeFixedLoss(model, config.batch_size, device, graphed=config.step == "graphed")
+
+
 def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig, optimizer, scaler,
-                 rng: random.Random, device: torch.device, amp_dtype: torch.dtype | None, bar) -> float:
+                 rng: random.Random, device: torch.device, amp_dtype: torch.dtype | None, bar,
+                 loss_of: Callable[[Batch], torch.Tensor] | None = None) -> float:
     """One pass over ``train`` in shuffled length buckets; the mean batch loss."""
     model.train()
     total_loss, n_batches = 0.0, 0
     for chunk in length_bucketed(train, config.batch_size, rng):
-        loss = train_step(model, encoding.batch(chunk).to(device), config, optimizer, scaler, device, amp_dtype)
+        batch = encoding.batch(chunk)
+        loss = train_step(model, batch if loss_of else batch.to(device), config, optimizer, scaler, device,
+                          amp_dtype, loss_of)
         total_loss += loss.item()
         n_batches += 1
         bar.set_postfix(loss=f"{total_loss / n_batches:.3f}", refresh=False)
@@ -251,6 +269,7 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     amp_dtype = autocast_dtype(device, config.precision)  # resolved once, not per batch
     # float16 gradients underflow without loss scaling; bfloat16 has float32's range and needs none
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
+    loss_of = shape_fixed_loss(model, config, device, amp_dtype)
     rng = random.Random(config.seed)
     # the validation problems a loss is read on (an expression the vocabularies cannot express has none)
     loss_valid = [p for p in valid if _expressible(encoding, p)] if config.tie_break == "valid-loss" else []
@@ -288,7 +307,8 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
             t0 = time.perf_counter()
             lr = optimizer.param_groups[0]["lr"]
             bar.set_description(f"epoch {epoch}/{config.epochs}", refresh=False)
-            train_loss = _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device, amp_dtype, bar)
+            train_loss = _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device, amp_dtype, bar,
+                                      loss_of)
             scheduler.step()
             train_seconds = time.perf_counter() - t0
             answer_acc = equation_acc = valid_loss = None

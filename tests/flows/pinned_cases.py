@@ -23,6 +23,7 @@ LOOP_CASES = {
     "warm-control": {"warm_start": True, "augment_rounds": False, "warm_start_epochs": 15},
     "no-augment-rounds": {"augment_rounds": False},
     "seed-3-gts-small": {"seed": 3, "solver": {"model": {"hidden_size": 64}}, "train": {"epochs": 5}},
+    "train-step-graphed": {"train": {"step": "graphed", "precision": "fp32"}},
 }
 
 

@@ -53,13 +53,13 @@ def test_every_cli_option_reaches_the_pure_config(tmp_path, monkeypatch):
     params = parse("--format", "mawps", "data.json", "--solver", "gts", "--hidden", "96", "--embedding", "32",
                    "--model", "dropout=0.25", "--model", "n_layers=1", "--model", "min_count=1",
                    "--epochs", "7", "--batch-size", "16", "--lr", "0.01", "--weight-decay", "0", "--lr-halving-epochs", "5",
-                   "--patience", "3", "--eval-every", "2", "--beam-size", "3", "--grad-clip", "1.5",
+                   "--patience", "3", "--eval-every", "2", "--beam-size", "3", "--grad-clip", "1.5", "--step", "dense",
                    "--operators", "geca_op1,reverse_operation", "--per-problem-cap", "4",
                    "--per-round-cap", "none", "--no-allow-unused-quantities", "--seed", "5", "--device", "cpu")
     assert params.solver.config() == GTSConfig(embedding_size=32, hidden_size=96, dropout=0.25, n_layers=1, min_count=1)
     assert params.train.config(seed=5, device="cpu", progress=False) == TrainConfig(
         epochs=7, batch_size=16, lr=0.01, weight_decay=0.0, lr_halving_epochs=5, patience=3, eval_every=2,
-        beam_size=3, grad_clip=1.5, seed=5, device="cpu", progress=False)
+        beam_size=3, grad_clip=1.5, seed=5, device="cpu", progress=False, step="dense")
     assert params.augment.config(seed=5) == AugmentConfig(
         operators=("geca_op1", "reverse_operation"), per_problem_cap=4, per_round_cap=None,
         allow_unused_quantities=False, seed=5)

@@ -139,3 +139,59 @@ def test_a_loop_round_trains_evaluates_and_scores_on_cuda(tmp_path):
     assert sum(unscorable.values()) == 0 and all(0.0 < s <= 1.0 for s in scores)
     on_cpu, _ = score_with_checkpoint(tmp_path / "r1", problems, "confidence", {}, seed=0, device="cpu")
     assert on_cpu == pytest.approx(scores, rel=1e-3)
+
+
+def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda():
+    """One captured decoder pass a rounded shape (solvers/gts_graphs.py): two batches of the same rounded
+    shape, the second a replay with other inputs and a padded row, each the model's own loss and gradients
+    in float32."""
+    from solvers.gts import GTSConfig, GTSModel
+    from solvers.gts_graphs import ShapeFixedLoss, rounded_plan
+    from solvers.vocab import build_encoding
+
+    problems = toy_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(0)
+    model = GTSModel(GTSConfig(embedding_size=16, hidden_size=32, dropout=0.0), enc).cuda().train()
+    # the second: three rows in another order, padded to four (a short last batch)
+    first, second = enc.batch(problems[:4]), enc.batch(problems[3:0:-1])
+    rows = 4
+    assert rounded_plan(first, model.decoder.n_ops, rows)[0] == rounded_plan(second, model.decoder.n_ops, rows)[0]
+    graphed = ShapeFixedLoss(model, rows, torch.device("cuda"), graphed=True)
+    with float32_products():
+        for batch in (first, second):
+            results = []
+            for loss_of in (lambda b: model.loss(b.to("cuda")), graphed):
+                model.zero_grad(set_to_none=True)
+                loss = loss_of(batch)
+                loss.backward()
+                results.append((loss.item(), {n: p.grad.clone() for n, p in model.named_parameters()
+                                              if p.grad is not None}))
+            (own, own_grads), (replayed, replayed_grads) = results
+            assert replayed == pytest.approx(own, rel=1e-5)
+            # one-operator expressions merge nothing the loss reads: the row-wise pass leaves the merge layer
+            # without a gradient, the padded pass gives it zeros (every level computed, masked out)
+            assert own_grads.keys() <= replayed_grads.keys()
+            for name, grad in replayed_grads.items():
+                expected = own_grads.get(name, torch.zeros_like(grad))
+                assert torch.allclose(grad, expected, rtol=1e-4, atol=1e-6), name
+    assert graphed.captures == 1
+
+
+def test_training_with_the_graphed_step_follows_the_row_wise_training_on_cuda():
+    losses = {}
+    for step in ("rowwise", "graphed"):
+        solver = build_solver("gts", device="cuda", embedding_size=16, hidden_size=16, dropout=0.0)
+        cfg = TrainConfig(epochs=4, batch_size=3, lr=1e-2, weight_decay=0.0, device="cuda", precision="fp32",
+                          progress=False, eval_every=10**9, step=step)
+        losses[step] = [e.train_loss for e in solver.fit(toy_problems(), [], cfg).epochs]
+    assert losses["graphed"][0] == pytest.approx(losses["rowwise"][0], rel=1e-3)
+    assert losses["graphed"] == pytest.approx(losses["rowwise"], rel=2e-2)
+    assert losses["graphed"][-1] < 0.8 * losses["graphed"][0]
+    # dropout on (a captured pass draws new masks at every replay), then it predicts valid expressions
+    solver = build_solver("gts", device="cuda", embedding_size=32, hidden_size=64)
+    cfg = TrainConfig(epochs=30, batch_size=4, lr=1e-2, weight_decay=0.0, device="cuda", precision="fp32",
+                      progress=False, eval_every=10**9, step="graphed")
+    result = solver.fit(toy_problems(), [], cfg)
+    assert result.epochs[-1].train_loss < 0.5 * result.epochs[0].train_loss
+    assert_valid_predictions(toy_problems(), solver.predict(toy_problems(), beam_size=2))

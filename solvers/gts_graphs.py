@@ -1,0 +1,107 @@
+"""GTS's training loss through the shape-fixed pass, one CUDA graph a padded batch shape (issue #32).
+
+On a GPU the trainer's row-wise teacher forcing (solvers/gts_teacher.py) launches about 3,700 kernels a
+MAWPS batch one by one from Python and keeps the GPU busy a tenth of the step (docs/solvers.md). Here a
+batch is padded up to a rounded shape (T tokens to a multiple of 16, L target positions and Q quantity
+slots of 4, K merge levels of 2, B rows to the batch size), its plan built on the host
+(solvers/gts_dense.py), the encoder run eagerly, and the decoder's loss pass, whose kernels depend on
+that shape alone, captured once a shape with ``torch.cuda.make_graphed_callables`` and replayed (step
+``graphed``). Step ``dense`` runs the same padded pass eagerly: on the CPU it is how tests exercise this
+code, it is slower than the row-wise pass everywhere.
+
+The captured pass keeps the dropout it was captured with (the decoder's, on while training) and draws fresh
+masks at every replay; the optimizer, gradient clipping and the encoder stay outside the graph. float32
+only: autocast inside a captured graph needs its cast cache off, not tried on a GPU yet.
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+from torch import nn
+
+from solvers.gts_decoder import DecoderContext
+from solvers.gts_dense import DensePlan, dense_log_probs, plan_of_targets
+from solvers.vocab import Batch
+
+class DenseLoss(nn.Module):
+    """The decoder's summed negative log-likelihood of a batch through the dense pass, every input a tensor
+    argument (what make_graphed_callables captures): the context's fields, the targets, the repeated-value
+    classes (read only when ``repeated_values``) and the plan."""
+
+    def __init__(self, decoder, repeated_values: bool = True):
+        super().__init__()
+        self.decoder = decoder
+        self.repeated_values = repeated_values
+
+    def forward(self, enc, enc_proj, text_bias, num_emb, num_proj, num_mask, problem, target, target_mask, qty_class,
+                parent, is_right, left_step, merge_pos, merge_left, merge_valid):
+        ctx = DecoderContext(enc, enc_proj, text_bias, num_emb, num_proj, num_mask, problem)
+        plan = DensePlan(parent, is_right, left_step, merge_pos, merge_left, merge_valid)
+        qty = qty_class if self.repeated_values else None
+        return -dense_log_probs(self.decoder, ctx, target, target_mask, qty, plan).sum()
+
+
+def dense_args(ctx: DecoderContext, batch: Batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
+    """:class:`DenseLoss`'s arguments, in its order."""
+    qty_class = batch.qty_class if batch.qty_class is not None else torch.full_like(batch.qty_positions, -1)
+    return (*ctx._fields(), batch.target, batch.target_mask, qty_class, plan.parent, plan.is_right,
+            plan.left_step, plan.merge_pos, plan.merge_left, plan.merge_valid)
+
+
+def _up(n: int, m: int) -> int:
+    return -(-n // m) * m
+
+
+def rounded_plan(batch: Batch, n_ops: int, rows: int | None = None) -> tuple[tuple[int, int, int, int], DensePlan]:
+    """The padded shape a batch is captured at, (T, L, Q, K): tokens T up to a multiple of 16, target positions
+    L and quantity slots Q of 4, merge levels K of 2; and the batch's plan at that shape (``rows`` rows)."""
+    assert batch.target is not None and batch.target_mask is not None, "a training batch has targets"
+    L = _up(batch.target.shape[1], 4)
+    plan = plan_of_targets(batch.target, batch.target_mask, n_ops, L, rows, level_multiple=2)
+    return (_up(batch.tokens.shape[1], 16), L, _up(batch.qty_positions.shape[1], 4), plan.levels), plan
+
+
+class ShapeFixedLoss:
+    """A training's loss function for the ``dense`` and ``graphed`` steps: called with a batch still on the
+    host (its plan is read from the host targets, so no step waits on the GPU), it returns the mean
+    negative log-likelihood per target token, as the model's own ``loss``. ``graphed`` keeps one captured
+    decoder pass a rounded shape for the training's life (``captures``, ``capture_seconds`` say how many
+    and how long)."""
+
+    def __init__(self, model: nn.Module, rows: int, device: torch.device, graphed: bool):
+        if graphed and device.type != "cuda":
+            raise ValueError(f"step 'graphed' captures CUDA graphs: it needs a CUDA device, not {device.type}")
+        self.model, self.rows, self.device, self.graphed = model, rows, device, graphed
+        self.eager = DenseLoss(model.decoder, model.cfg.any_equal_slot)
+        self.graphs: dict[tuple[int, int, int, int], nn.Module] = {}
+        self.capture_seconds = 0.0
+
+    @property
+    def captures(self) -> int:
+        return len(self.graphs)
+
+    def _captured(self, key, args: tuple[torch.Tensor, ...]) -> nn.Module:
+        if key not in self.graphs:
+            t0 = time.perf_counter()
+            sample = tuple(t.detach().requires_grad_(t.requires_grad) for t in args)
+            # the decoder's layers the context applies (attention's encoder half, the number scorer's, the
+            # constants) do no work inside the pass: their gradients flow through the context, outside it
+            self.graphs[key] = torch.cuda.make_graphed_callables(
+                DenseLoss(self.model.decoder, self.model.cfg.any_equal_slot), sample, allow_unused_input=True)
+            self.capture_seconds += time.perf_counter() - t0
+        return self.graphs[key]
+
+    def __call__(self, batch: Batch) -> torch.Tensor:
+        if batch.size > self.rows:
+            raise ValueError(f"a batch of {batch.size} rows for a step shaped for {self.rows}")
+        key, plan = rounded_plan(batch, self.model.decoder.n_ops, self.rows)
+        T, L, Q, _ = key
+        padded = batch.padded(T, L, Q, self.rows).to(self.device)
+        plan = plan.to(self.device)
+        args = dense_args(self.model.context(padded), padded, plan)
+        loss_pass = self._captured(key, args) if self.graphed else self.eager
+        with self.model.decoder_precision(self.device):
+            total = loss_pass(*args)
+        assert batch.target_mask is not None
+        return total / batch.target_mask.sum().to(self.device)

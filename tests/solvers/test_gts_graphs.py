@@ -1,0 +1,96 @@
+"""The trainer's shape-fixed steps (solvers/gts_graphs.py): on the CPU the ``dense`` step, the padded pass a
+CUDA graph captures, run eagerly; the loss and gradients of a padded batch against the model's own loss,
+a training with it against the row-wise one, and the settings it refuses. test_cuda.py trains with the
+``graphed`` step on a GPU."""
+import dataclasses
+
+import pytest
+import torch
+
+from solvers.base import TrainConfig
+from solvers.gts import GTSConfig, GTSModel
+from solvers.gts_graphs import ShapeFixedLoss, rounded_plan
+from solvers.registry import build_solver
+from solvers.train_state import identity
+from solvers.vocab import build_encoding
+from test_gts_teacher import hand_problems
+from toy_problems import toy_problems
+
+
+def _model(any_equal_slot: bool, problems):
+    enc = build_encoding(problems)
+    torch.manual_seed(3)
+    cfg = GTSConfig(embedding_size=12, hidden_size=16, dropout=0.0, any_equal_slot=any_equal_slot)
+    return GTSModel(cfg, enc).double().train(), enc
+
+
+@pytest.mark.parametrize("any_equal_slot", [False, True])
+def test_the_padded_dense_loss_equals_the_models_loss_with_its_gradients(any_equal_slot):
+    problems = hand_problems()
+    model, enc = _model(any_equal_slot, problems)
+    batch = enc.batch(problems)
+    assert batch.has_repeated_values
+    rows = batch.size + 3  # padded rows too, as a short last batch of an epoch is
+    key, _ = rounded_plan(batch, model.decoder.n_ops, rows)
+    T, L, Q, K = key
+    assert (T % 16, L % 4, Q % 4, K % 2) == (0, 0, 0, 0) and L > batch.target.shape[1] - 4
+    grads = []
+    for loss_of in (model.loss, ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False)):
+        model.zero_grad()
+        loss = loss_of(batch)
+        loss.backward()
+        grads.append((loss.item(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
+    (own, own_grads), (dense, dense_grads) = grads
+    assert dense == pytest.approx(own, rel=1e-12)
+    assert dense_grads.keys() == own_grads.keys()
+    for name, grad in own_grads.items():
+        assert torch.allclose(dense_grads[name], grad, rtol=1e-9, atol=1e-12), name
+
+
+def test_a_batch_larger_than_the_step_is_refused():
+    problems = hand_problems()
+    model, enc = _model(True, problems)
+    with pytest.raises(ValueError, match="batch of .* rows for a step shaped for 2"):
+        ShapeFixedLoss(model, 2, torch.device("cpu"), graphed=False)(enc.batch(problems))
+
+
+def test_training_with_the_dense_step_follows_the_row_wise_training():
+    """Same weights, same batches, dropout off: the two steps compute the same loss up to rounding, so the
+    first epoch's mean loss agrees closely and both fall; what ran is the dense pass (its captures: none)."""
+    problems = toy_problems()
+    losses = {}
+    for step in ("rowwise", "dense"):
+        solver = build_solver("gts", device="cpu", embedding_size=16, hidden_size=16, dropout=0.0)
+        cfg = TrainConfig(epochs=4, batch_size=3, lr=1e-2, weight_decay=0.0, device="cpu", progress=False,
+                          eval_every=10**9, step=step)
+        result = solver.fit(problems, [], cfg)
+        losses[step] = [e.train_loss for e in result.epochs]
+    assert losses["dense"][0] == pytest.approx(losses["rowwise"][0], rel=1e-4)
+    assert losses["dense"] == pytest.approx(losses["rowwise"], rel=1e-2)
+    assert losses["dense"][-1] < 0.8 * losses["dense"][0]
+
+
+def test_the_settings_a_shape_fixed_step_cannot_take_are_refused_by_name():
+    problems = toy_problems()
+    with pytest.raises(ValueError, match="step must be one of rowwise, dense, graphed"):
+        TrainConfig(step="fused")
+    with pytest.raises(ValueError, match=r"needs precision fp32 \(got auto\) and a CUDA device \(got auto\)"):
+        TrainConfig(step="graphed")
+    with pytest.raises(ValueError, match=r"needs precision fp32 \(got fp32\) and a CUDA device \(got cpu\)"):
+        TrainConfig(step="graphed", precision="fp32", device="cpu")
+    # "auto" finds no GPU here: refused when the training starts, naming the device it found
+    gts = build_solver("gts", device="cpu", embedding_size=8, hidden_size=8)
+    with pytest.raises(ValueError, match="'graphed' captures CUDA graphs: it needs a CUDA device, not cpu"):
+        gts.fit(problems, [], TrainConfig(epochs=1, device="auto", precision="fp32", progress=False, step="graphed"))
+    lstm = build_solver("lstm", device="cpu")
+    with pytest.raises(ValueError, match="step 'dense': .* has no shape-fixed pass"):
+        lstm.fit(problems, [], TrainConfig(epochs=1, device="cpu", progress=False, step="dense"))
+
+
+def test_a_saved_training_state_keeps_its_identity_at_the_default_step():
+    problems = toy_problems()
+    model, _ = _model(True, problems)
+    default = identity(TrainConfig(), problems, [], model)
+    assert "step" not in default["config"]  # states saved before the setting existed continue
+    dense = identity(dataclasses.replace(TrainConfig(), step="dense"), problems, [], model)
+    assert dense["config"]["step"] == "dense" and dense != default

@@ -76,6 +76,10 @@ class ShapeFixedLoss:
         self.eager = DenseLoss(model.decoder, model.cfg.any_equal_slot)
         self.graphs: dict[tuple[int, int, int, int], nn.Module] = {}
         self.capture_seconds = 0.0
+        # One memory pool for every capture: a graph's scratch memory (what it frees before its capture ends)
+        # is reused by the next capture, which is safe because replays never overlap (forward, backward and
+        # the optimizer of one batch, then the next); what a graph keeps for its backward stays its own.
+        self.pool = torch.cuda.graph_pool_handle() if graphed else None
 
     @property
     def captures(self) -> int:
@@ -88,7 +92,8 @@ class ShapeFixedLoss:
             # the decoder's layers the context applies (attention's encoder half, the number scorer's, the
             # constants) do no work inside the pass: their gradients flow through the context, outside it
             self.graphs[key] = torch.cuda.make_graphed_callables(
-                DenseLoss(self.model.decoder, self.model.cfg.any_equal_slot), sample, allow_unused_input=True)
+                DenseLoss(self.model.decoder, self.model.cfg.any_equal_slot), sample, allow_unused_input=True,
+                pool=self.pool)
             self.capture_seconds += time.perf_counter() - t0
         return self.graphs[key]
 

@@ -142,9 +142,9 @@ def test_a_loop_round_trains_evaluates_and_scores_on_cuda(tmp_path):
 
 
 def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda():
-    """One captured decoder pass a rounded shape (solvers/gts_graphs.py): two batches of the same rounded
-    shape, the second a replay with other inputs and a padded row, each the model's own loss and gradients
-    in float32."""
+    """One captured decoder pass a rounded shape (solvers/gts_graphs.py), the captures sharing one memory
+    pool: batches of two shapes, replays with other inputs and a padded row, each the model's own loss and
+    gradients in float32."""
     from solvers.gts import GTSConfig, GTSModel
     from solvers.gts_graphs import ShapeFixedLoss, rounded_plan
     from solvers.vocab import build_encoding
@@ -153,13 +153,15 @@ def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda():
     enc = build_encoding(problems)
     torch.manual_seed(0)
     model = GTSModel(GTSConfig(embedding_size=16, hidden_size=32, dropout=0.0), enc).cuda().train()
-    # the second: three rows in another order, padded to four (a short last batch)
-    first, second = enc.batch(problems[:4]), enc.batch(problems[3:0:-1])
+    # the second: three rows in another order, padded to four (a short last batch); the third of another
+    # shape (longer texts and expressions: a second capture in the shared pool), then the first shape again
+    first, second, other = enc.batch(problems[:4]), enc.batch(problems[3:0:-1]), enc.batch(problems[4:])
     rows = 4
-    assert rounded_plan(first, model.decoder.n_ops, rows)[0] == rounded_plan(second, model.decoder.n_ops, rows)[0]
+    shape = [rounded_plan(b, model.decoder.n_ops, rows)[0] for b in (first, second, other)]
+    assert shape[0] == shape[1] != shape[2]
     graphed = ShapeFixedLoss(model, rows, torch.device("cuda"), graphed=True)
     with float32_products():
-        for batch in (first, second):
+        for batch in (first, second, other, first):
             results = []
             for loss_of in (lambda b: model.loss(b.to("cuda")), graphed):
                 model.zero_grad(set_to_none=True)
@@ -175,7 +177,7 @@ def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda():
             for name, grad in replayed_grads.items():
                 expected = own_grads.get(name, torch.zeros_like(grad))
                 assert torch.allclose(grad, expected, rtol=1e-4, atol=1e-6), name
-    assert graphed.captures == 1
+    assert graphed.captures == 2
 
 
 def test_training_with_the_graphed_step_follows_the_row_wise_training_on_cuda():

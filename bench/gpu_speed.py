@@ -124,6 +124,8 @@ def counted(prof, device: str, wall: float) -> dict:
         out["kernels"] = len(kernels)
         out["launches"] = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernel",
                                                                     "cudaLaunchKernelExC"))
+        # a replayed CUDA graph (the graphed step) is one launch from the host for all of its kernels
+        out["graph_launches"] = sum(e.count for e in events if e.key in ("cudaGraphLaunch", "cuGraphLaunch"))
         busy_us = sum(e.device_time for e in kernels)  # microseconds of kernel execution
         out["gpu_busy_share"] = busy_us / 1e6 / wall
         out["profiled_wall_s"] = wall
@@ -237,12 +239,14 @@ def main(argv=None) -> int:
             line = (f"  {label}: {row['aten_ops']} aten ops a batch of {args.batch_size} "
                     f"(issue #32's target: at most {OPS_TARGET})")
             if device == "cuda":
-                line += (f", {row['kernels']} kernels ({row['launches']} launches), GPU busy "
+                line += (f", {row['kernels']} kernels ({row['launches']} launches, {row['graph_launches']} graph "
+                         f"launches), GPU busy "
                          f"{100 * row['gpu_busy_share']:.0f}% of the profiled batch")
             print(line, flush=True)
             steady = row["steady_step"] = steady_step(args, train, device, precision, step)
             print(f"  {label} steady-state step (no setup): {steady['aten_ops']} aten ops"
-                  + (f", {steady['kernels']} kernels ({steady['launches']} launches), GPU busy "
+                  + (f", {steady['kernels']} kernels ({steady['launches']} launches, {steady['graph_launches']} "
+                     f"graph launches), GPU busy "
                      f"{100 * steady['gpu_busy_share']:.0f}%" if device == "cuda" else ""), flush=True)
             if args.skip_timing:
                 continue

@@ -78,10 +78,6 @@ def test_the_settings_a_shape_fixed_step_cannot_take_are_refused_by_name():
         TrainConfig(step="graphed")
     with pytest.raises(ValueError, match=r"needs precision fp32 \(got fp32\) and a CUDA device \(got cpu\)"):
         TrainConfig(step="graphed", precision="fp32", device="cpu")
-    # "auto" finds no GPU here: refused when the training starts, naming the device it found
-    gts = build_solver("gts", device="cpu", embedding_size=8, hidden_size=8)
-    with pytest.raises(ValueError, match="'graphed' captures CUDA graphs: it needs a CUDA device, not cpu"):
-        gts.fit(problems, [], TrainConfig(epochs=1, device="auto", precision="fp32", progress=False, step="graphed"))
     lstm = build_solver("lstm", device="cpu")
     with pytest.raises(ValueError, match="step 'dense': .* has no shape-fixed pass"):
         lstm.fit(problems, [], TrainConfig(epochs=1, device="cpu", progress=False, step="dense"))
@@ -94,3 +90,11 @@ def test_a_saved_training_state_keeps_its_identity_at_the_default_step():
     assert "step" not in default["config"]  # states saved before the setting existed continue
     dense = identity(dataclasses.replace(TrainConfig(), step="dense"), problems, [], model)
     assert dense["config"]["step"] == "dense" and dense != default
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="device auto finds a GPU here")
+def test_graphed_is_refused_when_device_auto_finds_no_gpu():
+    gts = build_solver("gts", device="auto", embedding_size=8, hidden_size=8)
+    with pytest.raises(ValueError, match="'graphed' captures CUDA graphs: it needs a CUDA device, not cpu"):
+        gts.fit(toy_problems(), [], TrainConfig(epochs=1, device="auto", precision="fp32", progress=False,
+                                                step="graphed"))

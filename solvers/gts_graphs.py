@@ -44,7 +44,11 @@ class DenseLoss(nn.Module):
 
 def dense_args(ctx: DecoderContext, batch: Batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
     """:class:`DenseLoss`'s arguments, in its order."""
-    qty_class = batch.qty_class if batch.qty_class is not None else torch.full_like(batch.qty_positions, -1)
+    # without classes every slot is its own (no repeated value), as the row-wise pass reads a missing qty_class
+    qty_class = batch.qty_class
+    if qty_class is None:
+        slots = torch.arange(batch.qty_positions.shape[1], device=batch.qty_positions.device)
+        qty_class = slots.expand_as(batch.qty_positions).contiguous()  # a graph copies new inputs into it
     return (*ctx._fields(), batch.target, batch.target_mask, qty_class, plan.parent, plan.is_right,
             plan.left_step, plan.merge_pos, plan.merge_left, plan.merge_valid)
 
@@ -109,4 +113,4 @@ class ShapeFixedLoss:
         with self.model.decoder_precision(self.device):
             total = loss_pass(*args)
         assert batch.target_mask is not None
-        return total / batch.target_mask.sum().to(self.device)
+        return total / int(batch.target_mask.sum())  # the host batch's count: no device read

@@ -98,3 +98,14 @@ def test_graphed_is_refused_when_device_auto_finds_no_gpu():
     with pytest.raises(ValueError, match="'graphed' captures CUDA graphs: it needs a CUDA device, not cpu"):
         gts.fit(toy_problems(), [], TrainConfig(epochs=1, device="auto", precision="fp32", progress=False,
                                                 step="graphed"))
+
+
+def test_a_batch_without_value_classes_reads_every_slot_as_its_own():
+    """A Batch may come without ``qty_class`` (the row-wise pass then applies no repeated-value rule): the
+    dense step's classes are then one per slot, which gives the same loss as the row-wise pass without it."""
+    problems = hand_problems()
+    model, enc = _model(True, problems)
+    batch = dataclasses.replace(enc.batch(problems), qty_class=None)
+    own = model.loss(batch).item()
+    dense = ShapeFixedLoss(model, batch.size, torch.device("cpu"), graphed=False)(batch).item()
+    assert dense == pytest.approx(own, rel=1e-12)

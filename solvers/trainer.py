@@ -217,7 +217,8 @@ def train_step(model, batch, config: TrainConfig, optimizer, scaler, device: tor
 def shape_fixed_loss(model, config: TrainConfig, device: torch.device,
                      amp_dtype: torch.dtype | None) -> Callable[[Batch], torch.Tensor] | None:
     """The loss function of ``config.step`` (None: the model's own, the row-wise pass); a ValueError when the
-    model or the precision cannot take that step."""
+    model has no shape-fixed pass (the precision and the device are checked by TrainConfig and
+    :class:`solvers.gts_graphs.ShapeFixedLoss`)."""
     if config.step == "rowwise":
         return None
     if not getattr(model, "shape_fixed_step", False):

@@ -200,6 +200,11 @@ def run_reference(data: Path, train, test, epochs: int, threads: int, device: st
             "epoch_s": statistics.median(e["seconds"] for e in steady)}
 
 
+def run_label(precision: str, step: str) -> str:
+    """A run's key in the report: the precision for the row-wise step (the keys of reports before --steps)."""
+    return precision if step == "rowwise" else f"{precision}-{step}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
@@ -234,7 +239,7 @@ def main(argv=None) -> int:
         runs = [(p, s) for s in args.steps.split(",") for p in args.precisions.split(",")
                 if not (s == "graphed" and p != "fp32")]
         for precision, step in runs:
-            label = precision if step == "rowwise" else f"{precision}-{step}"  # the rowwise keys as before
+            label = run_label(precision, step)
             row = figures[label] = ops_per_batch(args, train, device, precision, step)
             line = (f"  {label}: {row['aten_ops']} aten ops a batch of {args.batch_size} "
                     f"(issue #32's target: at most {OPS_TARGET})")
@@ -259,7 +264,7 @@ def main(argv=None) -> int:
             ref = figures["reference"] = run_reference(DATA[name], train, test, args.reference_epochs, args.threads,
                                                        device)
             for precision, step in runs:
-                label = precision if step == "rowwise" else f"{precision}-{step}"
+                label = run_label(precision, step)
                 ratio = ref["ms_per_problem"] / figures[label]["ms_per_problem"]
                 figures[label]["speedup_vs_reference"] = ratio
                 print(f"  side by side ({name}, {device}): compaug {label} {figures[label]['ms_per_problem']:.2f} "

@@ -18,6 +18,7 @@ from solvers.dropout import Dropout
 from solvers.fast_gru import BiGRU
 from solvers.gts_beam import beam_search
 from solvers.gts_decoder import DecoderContext, GTSDecoder
+from solvers.gts_graphs import ShapeFixedLoss
 from solvers.gts_teacher import tree_loss
 from solvers.torch_solver import TorchSolver
 from solvers.trainer import Hypothesis
@@ -80,8 +81,6 @@ def _decoder_precision(device: torch.device):
 class GTSModel(nn.Module):
     """Implements the trainer's SolverModel protocol (loss, token_log_probs, beam_search, encode)."""
 
-    shape_fixed_step = True  # the trainer's dense and graphed steps apply (solvers/gts_graphs.py)
-
     def __init__(self, cfg: GTSConfig, encoding: Encoding):
         super().__init__()
         self.cfg = cfg
@@ -98,6 +97,10 @@ class GTSModel(nn.Module):
     def token_log_probs(self, batch: Batch) -> torch.Tensor:
         assert batch.target is not None and batch.target_mask is not None, "token_log_probs needs targets"
         return self.decoder.token_log_probs(self.context(batch), batch.target, batch.target_mask)  # (B, L)
+
+    def shape_fixed_loss(self, rows: int, device: torch.device, graphed: bool) -> ShapeFixedLoss:
+        """The trainer's ``dense`` and ``graphed`` steps (``TrainConfig.step``; solvers/gts_graphs.py)."""
+        return ShapeFixedLoss(self, rows, device, graphed)
 
     @staticmethod
     def decoder_precision(device: torch.device):

@@ -36,7 +36,6 @@ from mwp.problem import Problem
 from solvers.base import EpochStats, Likelihood, Prediction, TrainConfig, TrainResult
 from solvers import train_state
 from solvers.evaluate import evaluate_predictions, prediction_expression
-from solvers.gts_graphs import ShapeFixedLoss
 from solvers.vocab import Batch, Encoding, EncodingError
 
 
@@ -217,15 +216,15 @@ def train_step(model, batch, config: TrainConfig, optimizer, scaler, device: tor
 def shape_fixed_loss(model, config: TrainConfig, device: torch.device,
                      amp_dtype: torch.dtype | None) -> Callable[[Batch], torch.Tensor] | None:
     """The loss function of ``config.step`` (None: the model's own, the row-wise pass); a ValueError when the
-    model has no shape-fixed pass (the precision and the device are checked by TrainConfig and
-    :class:`solvers.gts_graphs.ShapeFixedLoss`)."""
+    model has no shape-fixed pass (a model that has one says so by a ``shape_fixed_loss(rows, device, graphed)``
+    method; the precision and the device are checked by TrainConfig and the pass itself)."""
     if config.step == "rowwise":
         return None
-    if not getattr(model, "shape_fixed_step", False):
+    if not hasattr(model, "shape_fixed_loss"):
         raise ValueError(f"step {config.step!r}: {type(model).__name__} has no shape-fixed pass (GTS has; "
                          "use step rowwise)")
     assert config.step != "graphed" or amp_dtype is None, "TrainConfig refuses graphed without fp32"
-    return ShapeFixedLoss(model, config.batch_size, device, graphed=config.step == "graphed")
+    return model.shape_fixed_loss(config.batch_size, device, graphed=config.step == "graphed")
 
 
 def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig, optimizer, scaler,

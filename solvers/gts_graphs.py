@@ -16,7 +16,9 @@ graph. float32 only: autocast inside a captured graph needs its cast cache off, 
 """
 from __future__ import annotations
 
+import copy
 import time
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -53,6 +55,54 @@ def dense_args(ctx: DecoderContext, batch: Batch, plan: DensePlan) -> tuple[torc
         qty_class = slots.expand_as(batch.qty_positions).contiguous()  # a graph copies new inputs into it
     return (*ctx._fields(), batch.target, batch.target_mask, qty_class, plan.parent, plan.is_right,
             plan.left_step, plan.merge_pos, plan.merge_left, plan.merge_valid)
+
+
+@dataclass(frozen=True)
+class CaptureFootprint:
+    """Bytes one captured shape holds, counted from tensor shapes (no allocator: its rounding, the CUDA
+    graph's own memory and cuBLAS workspaces are not in it)."""
+
+    inputs: int  # the static inputs the capture copies each batch into (kept while the capture lives)
+    grads: int  # what its backward graph writes: the inputs' gradients and the decoder parameters' (kept)
+    saved: int  # what its forward saves for the backward: freed once the capture ends, scratch the next reuses
+
+    @property
+    def kept(self) -> int:
+        return self.inputs + self.grads
+
+
+def capture_footprint(decoder: nn.Module, args: tuple[torch.Tensor, ...], repeated_values: bool = True
+                      ) -> CaptureFootprint:
+    """The pass a graphed step captures, forward and backward, run on the ``meta`` device, which has
+    shapes and no values: it raises where the pass would read a value back to the host (``.item()``,
+    ``.tolist()``, a data-dependent shape such as ``nonzero``) or mix in a tensor made on the host, none of
+    which a CUDA graph can capture; and it counts what a capture of ``args`` keeps (:class:`CaptureFootprint`).
+    ``decoder`` may already be on ``meta`` (a copy is moved there otherwise); ``args`` as :func:`dense_args`
+    gives them, their ``requires_grad`` as in training. Saved tensors are those autograd records; the
+    decoder's step layers save theirs the same way (solvers/step_autograd.py)."""
+    if next(decoder.parameters()).device.type != "meta":
+        decoder = copy.deepcopy(decoder).to("meta")
+    meta_args = tuple(a.detach().to("meta").requires_grad_(a.requires_grad) for a in args)
+    params = list(decoder.parameters())
+    known = {t.untyped_storage()._cdata for t in (*params, *meta_args)}
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        if storage._cdata not in known:
+            saved[storage._cdata] = storage.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = DenseLoss(decoder, repeated_values)(*meta_args)
+    wanted = [a for a in meta_args if a.requires_grad] + [p for p in params if p.requires_grad]
+    grads = torch.autograd.grad(loss, wanted, allow_unused=True)
+    return CaptureFootprint(inputs=sum(_nbytes(a) for a in meta_args),
+                            grads=sum(_nbytes(g) for g in grads if g is not None), saved=sum(saved.values()))
+
+
+def _nbytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
 
 
 def _up(n: int, m: int) -> int:
@@ -97,9 +147,16 @@ class ShapeFixedLoss:
             sample = tuple(t.detach().requires_grad_(t.requires_grad) for t in args)
             # the decoder's layers the context applies (attention's encoder half, the number scorer's, the
             # constants) do no work inside the pass: their gradients flow through the context, outside it
-            self.graphs[key] = torch.cuda.make_graphed_callables(
-                DenseLoss(self.model.decoder, self.model.cfg.any_equal_slot), sample, allow_unused_input=True,
-                pool=self.pool)
+            try:
+                self.graphs[key] = torch.cuda.make_graphed_callables(
+                    DenseLoss(self.model.decoder, self.model.cfg.any_equal_slot), sample, allow_unused_input=True,
+                    pool=self.pool)
+            except torch.OutOfMemoryError as e:
+                raise torch.OutOfMemoryError(
+                    f"step 'graphed': out of GPU memory capturing batch shape {key} with {self.captures} shapes "
+                    "captured (each keeps its inputs and gradients, about 60 MiB at paper size; a Math23K "
+                    "training captures about 145, docs/solvers.md): train with step 'rowwise' on this GPU"
+                ) from e
             self.capture_seconds += time.perf_counter() - t0
         return self.graphs[key]
 

@@ -9,7 +9,7 @@ import torch
 
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig, GTSModel
-from solvers.gts_graphs import ShapeFixedLoss, rounded_plan
+from solvers.gts_graphs import DenseLoss, ShapeFixedLoss, capture_footprint, dense_args, rounded_plan
 from solvers.registry import build_solver
 from solvers.train_state import identity
 from solvers.vocab import build_encoding
@@ -109,3 +109,50 @@ def test_a_batch_without_value_classes_reads_every_slot_as_its_own():
     own = model.loss(batch).item()
     dense = ShapeFixedLoss(model, batch.size, torch.device("cpu"), graphed=False)(batch).item()
     assert dense == pytest.approx(own, rel=1e-12)
+
+
+def _padded_args(model, enc, problems):
+    batch = enc.batch(problems)
+    rows = batch.size + 3
+    key, plan = rounded_plan(batch, model.decoder.n_ops, rows)
+    T, L, Q, _ = key
+    padded = batch.padded(T, L, Q, rows)
+    return dense_args(model.context(padded), padded, plan)
+
+
+@pytest.mark.parametrize("any_equal_slot,dropout", [(False, 0.0), (True, 0.5)])
+def test_the_captured_pass_reads_nothing_back_and_its_footprint_counts_what_a_capture_keeps(any_equal_slot, dropout):
+    """A CUDA graph captures kernels, never a host read of a value: the pass a graphed step captures runs
+    forward and backward on the meta device (shapes, no values), taking CUDA's dropout branch; and its
+    footprint counts the inputs and the gradients the real pass on the CPU computes."""
+    problems = hand_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(3)
+    model = GTSModel(GTSConfig(embedding_size=12, hidden_size=16, dropout=dropout, any_equal_slot=any_equal_slot),
+                     enc).train()
+    args = _padded_args(model, enc, problems)
+    footprint = capture_footprint(model.decoder, args, any_equal_slot)
+    assert footprint.inputs == sum(a.numel() * a.element_size() for a in args)
+    # the real pass on the CPU: which inputs and parameters get a gradient
+    inputs = tuple(a.detach().requires_grad_(a.requires_grad) for a in args)
+    params = list(model.decoder.parameters())
+    wanted = [a for a in inputs if a.requires_grad] + params
+    grads = torch.autograd.grad(DenseLoss(model.decoder, any_equal_slot)(*inputs), wanted, allow_unused=True)
+    assert sum(g.numel() * g.element_size() for g in grads if g is not None) == footprint.grads
+    assert footprint.kept == footprint.inputs + footprint.grads and footprint.saved > footprint.inputs
+
+
+def test_the_footprint_refuses_a_pass_that_reads_a_value_back_to_the_host(monkeypatch):
+    problems = hand_problems()
+    model, enc = _model(True, problems)
+    args = _padded_args(model, enc, problems)
+    capture_footprint(model.decoder, args)  # the pass as it is: runs
+    op_labels = type(model.decoder).op_labels
+
+    def reads_back(self, tokens, dtype):
+        tokens.tolist()  # what a captured pass cannot do
+        return op_labels(self, tokens, dtype)
+
+    monkeypatch.setattr(type(model.decoder), "op_labels", reads_back)
+    with pytest.raises((NotImplementedError, RuntimeError)):
+        capture_footprint(model.decoder, args)

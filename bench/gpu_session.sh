@@ -4,7 +4,7 @@
 # the call's `carry`; outputs go to $OUT. At most LIMIT seconds (480: 8 minutes):
 #   1. bench/gpu_speed.py on MAWPS alone, on the idle GPU: fp32 and bf16 epochs, aten ops, kernels,
 #      GPU-busy share, beam-5 and scoring rates, and the public GTS trained on the same GPU (the ratio);
-#   2. tests/solvers/test_cuda.py;
+#   2. tests/solvers/test_cuda.py and test_device_copy.py;
 #   3. bench/gpu_speed.py on Math23K (the same figures), with what time is left (about 250 s on the H200).
 # ACCURACY=1 adds, in the background from step 2 on, the accuracy check (run on the H200 on 2026-11-26,
 # docs/solvers.md): paper-size MAWPS GTS, seeds 0-2, 80 epochs, the published protocol, fp32 and bf16 as six
@@ -110,7 +110,7 @@ if [ "${ACCURACY:-0}" = 1 ]; then
 fi
 
 say "2. tests/solvers/test_cuda.py"
-timeout 150 python -m pytest -q -p no:cacheprovider tests/solvers/test_cuda.py > "$OUT/cuda_tests.txt" 2>&1
+timeout 150 python -m pytest -q -p no:cacheprovider tests/solvers/test_cuda.py tests/solvers/test_device_copy.py > "$OUT/cuda_tests.txt" 2>&1
 say "   test_cuda exit $? ($(tail -1 "$OUT/cuda_tests.txt"))"
 
 if [ "${ACCURACY:-0}" = 1 ]; then

@@ -7,7 +7,8 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
   every aten event of the torch profiler: ../shared/tools/ops_per_batch.py's count), a figure the CPU
   gives as well as the GPU;
 - the same count for one training step in steady state (after three steps of a built model and
-  optimizer: no model building, no first-step allocations), what every later batch costs;
+  optimizer: no model building, no first-step allocations), what every later batch costs; on CUDA also
+  how many times that step makes the host wait for the GPU, and where (torch's sync debug mode);
 - on CUDA also: GPU kernels launched by that batch, the share of its wall time the GPU spent in
   kernels, peak GPU memory of the timed training, batched beam-5 inference (problems/s on the test
   side) and candidate scoring (teacher-forced likelihood, problems/s on the train side);
@@ -112,7 +113,29 @@ def steady_step(args, train, device: str, precision: str, step: str = "rowwise")
             train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
             if device == "cuda":
                 torch.cuda.synchronize()
-    return counted(prof, device, time.perf_counter() - t0)
+        out = counted(prof, device, time.perf_counter() - t0)
+        if device == "cuda":
+            out.update(host_waits(lambda: train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)))
+    return out
+
+
+def host_waits(step) -> dict:
+    """The calls of one ``step`` that make the host wait for the GPU (torch's sync debug mode warns at each:
+    a blocking copy, a value read back), counted, with the first few places (file:line) they come from.
+    Every wait keeps the host from preparing the next batch while the GPU runs this one."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            step()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    waits = [w for w in caught if "synchroniz" in str(w.message)]
+    places = sorted({f"{Path(w.filename).name}:{w.lineno}" for w in waits})
+    return {"host_waits": len(waits), "host_wait_places": places[:8]}
 
 
 def counted(prof, device: str, wall: float) -> dict:
@@ -252,7 +275,8 @@ def main(argv=None) -> int:
             print(f"  {label} steady-state step (no setup): {steady['aten_ops']} aten ops"
                   + (f", {steady['kernels']} kernels ({steady['launches']} launches, {steady['graph_launches']} "
                      f"graph launches), GPU busy "
-                     f"{100 * steady['gpu_busy_share']:.0f}%" if device == "cuda" else ""), flush=True)
+                     f"{100 * steady['gpu_busy_share']:.0f}%, {steady['host_waits']} host waits "
+                     f"{steady['host_wait_places']}" if device == "cuda" else ""), flush=True)
             if args.skip_timing:
                 continue
             row.update(timed_training(args, train, test, device, precision, step))

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import PackedSequence
 
+from solvers.device_copy import to_device
 from solvers.dropout import Dropout
 
 
@@ -235,7 +236,7 @@ def pack_rows(x: torch.Tensor, lengths: torch.Tensor) -> tuple[PackedSequence, t
     as one gather (see :func:`packing`), and the rows it took, for :func:`unpack_rows`."""
     B, T = x.shape[:2]
     rows, batch_sizes, order, unsorted = packing(lengths, T)  # batch_sizes stays on the CPU, as torch wants
-    rows, order, unsorted = (t.to(x.device, non_blocking=True) for t in (rows, order, unsorted))
+    rows, order, unsorted = (to_device(t, x.device) for t in (rows, order, unsorted))
     data = x.reshape(B * T, *x.shape[2:]).index_select(0, rows)  # time-major, longest first
     return PackedSequence(data, batch_sizes, order, unsorted), rows
 

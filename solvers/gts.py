@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from solvers.base import check_config
+from solvers.device_copy import to_device
 from solvers.dropout import Dropout
 from solvers.fast_gru import BiGRU
 from solvers.gts_beam import beam_search
@@ -90,7 +91,7 @@ class GTSModel(nn.Module):
 
     def context(self, batch: Batch) -> DecoderContext:
         enc, problem = self.encoder(batch.tokens, batch.lengths)
-        text_mask = torch.arange(batch.tokens.shape[1], device=enc.device)[None] < batch.lengths.to(enc.device)[:, None]
+        text_mask = torch.arange(batch.tokens.shape[1], device=enc.device)[None] < to_device(batch.lengths, enc.device)[:, None]
         with _decoder_precision(enc.device):
             return self.decoder.context(enc, text_mask, problem, batch.qty_positions, batch.qty_mask)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
+from solvers.device_copy import to_device
 from solvers.gts_decoder import DecoderContext, GTSDecoder, state_dtype
 from solvers.gts_plan import _plan_lists
 from solvers.gts_teacher import PassDropout
@@ -50,7 +51,7 @@ class DensePlan:
         return self.merge_pos.shape[1]
 
     def to(self, device: torch.device | str) -> "DensePlan":
-        return DensePlan(*(getattr(self, f.name).to(device, non_blocking=True) for f in fields(self)))
+        return DensePlan(*(to_device(getattr(self, f.name), device) for f in fields(self)))
 
 
 def dense_plan(targets: list[list[int]], n_ops: int, length: int, levels: int | None = None,

@@ -134,7 +134,11 @@ class ShapeFixedLoss:
         self.capture_seconds = 0.0
         # One memory pool for every capture: a graph's scratch memory (what it frees before its capture ends)
         # is reused by the next capture, which is safe because replays never overlap (forward, backward and
-        # the optimizer of one batch, then the next); what a graph keeps for its backward stays its own.
+        # the optimizer of one batch, then the next); what a graph keeps (its static inputs, output and
+        # gradients) stays its own, but may lie in an earlier capture's scratch, which that capture's replay
+        # overwrites. So nothing may hold a capture's output or gradients past its batch: the trainer reads
+        # the loss into its sum at once, and zero_grad(set_to_none=True) drops a parameter's .grad, which
+        # autograd may have taken from the capture's gradient buffer without a copy, before the next batch.
         self.pool = torch.cuda.graph_pool_handle() if graphed else None
 
     @property

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import torch
 
+from solvers.device_copy import to_device
+
 
 @dataclass
 class TreePlan:
@@ -170,7 +172,7 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
     op_rows_at = [tensor(list(range(op_offset[t], op_offset[t] + len(op_pos[t])))) for t in range(length)]
     token_at = tensor([b * length + t for t in range(length) for b in range(active[t])])
     token_row = tensor([b for t in range(length) for b in range(active[t])])
-    whole = torch.tensor(flat, dtype=torch.long).to(device, non_blocking=True)
+    whole = to_device(torch.tensor(flat, dtype=torch.long), device)
     nothing = whole[:0]
     pieces = [whole[a:b] if b > a else nothing for a, b in spans]  # one shared empty slice
     for name in ("unsort", "left_goal_at", "right_goal_at", "sibling_at", "ops"):

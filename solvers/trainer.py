@@ -38,6 +38,8 @@ from solvers import train_state
 from solvers.evaluate import evaluate_predictions, prediction_expression
 from solvers.vocab import Batch, Encoding, EncodingError
 
+LOSS_SHOWN_EVERY = 2.0  # seconds between the progress bar's reads of the running training loss
+
 
 @dataclass(frozen=True)
 class Hypothesis:
@@ -201,7 +203,7 @@ def train_step(model, batch, config: TrainConfig, optimizer, scaler, device: tor
                amp_dtype: torch.dtype | None, loss_of: Callable[[Batch], torch.Tensor] | None = None) -> torch.Tensor:
     """One update on a batch: the loss (a tensor, not read back). The batch is on ``device`` for the model's
     own ``loss``; ``loss_of`` (a shape-fixed step, :func:`shape_fixed_loss`) takes it on the host."""
-    optimizer.zero_grad(set_to_none=True)
+    optimizer.zero_grad(set_to_none=True)  # not zeros: the graphed step needs the old .grad gone (gts_graphs.py)
     with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
         loss = (loss_of or model.loss)(batch)
     scaler.scale(loss).backward()
@@ -230,18 +232,27 @@ def shape_fixed_loss(model, config: TrainConfig, device: torch.device,
 def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig, optimizer, scaler,
                  rng: random.Random, device: torch.device, amp_dtype: torch.dtype | None, bar,
                  loss_of: Callable[[Batch], torch.Tensor] | None = None) -> float:
-    """One pass over ``train`` in shuffled length buckets; the mean batch loss."""
+    """One pass over ``train`` in shuffled length buckets; the mean batch loss.
+
+    The losses are summed on the device (in float64, as a Python float sum of them would be) and read back
+    at the epoch's end, and for the progress bar at most every ``LOSS_SHOWN_EVERY`` seconds: a read after
+    every step would make the host wait for the GPU, so it could not build the next batch meanwhile."""
     model.train()
-    total_loss, n_batches = 0.0, 0
+    total_loss, n_batches, shown = None, 0, time.monotonic()
     for chunk in length_bucketed(train, config.batch_size, rng):
         batch = encoding.batch(chunk)
         loss = train_step(model, batch if loss_of else batch.to(device), config, optimizer, scaler, device,
                           amp_dtype, loss_of)
-        total_loss += loss.item()
+        loss = loss.detach().double()  # read now in stream order (a captured graph's output is overwritten later)
+        total_loss = loss if total_loss is None else total_loss + loss
         n_batches += 1
-        bar.set_postfix(loss=f"{total_loss / n_batches:.3f}", refresh=False)
+        if not bar.disable and time.monotonic() - shown >= LOSS_SHOWN_EVERY:
+            bar.set_postfix(loss=f"{total_loss.item() / n_batches:.3f}", refresh=False)
+            shown = time.monotonic()
         bar.update()
-    return total_loss / max(1, n_batches)
+    mean = 0.0 if total_loss is None else total_loss.item() / n_batches
+    bar.set_postfix(loss=f"{mean:.3f}", refresh=False)
+    return mean
 
 
 def _expressible(encoding: Encoding, problem: Problem) -> bool:

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import torch
 
 from mwp.expr import OPERATORS
+from solvers.device_copy import to_device
 from mwp.problem import Problem
 
 PAD, UNK, NUM = "<pad>", "<unk>", "NUM"
@@ -188,7 +189,7 @@ class Batch:
         moved = {f.name: getattr(self, f.name) for f in fields(self)}
         for name, value in moved.items():
             if isinstance(value, torch.Tensor) and name != "lengths":
-                moved[name] = value.to(device)
+                moved[name] = to_device(value, device)
         return Batch(**moved)
 
 

@@ -197,3 +197,50 @@ def test_training_with_the_graphed_step_follows_the_row_wise_training_on_cuda():
     result = solver.fit(toy_problems(), [], cfg)
     assert result.epochs[-1].train_loss < 0.5 * result.epochs[0].train_loss
     assert_valid_predictions(toy_problems(), solver.predict(toy_problems(), beam_size=2))
+
+
+def _graphed_setup(dropout: float):
+    from solvers.gts import GTSConfig, GTSModel
+    from solvers.trainer import make_optimizer, shape_fixed_loss
+    from solvers.vocab import build_encoding
+
+    problems = toy_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(0)
+    model = GTSModel(GTSConfig(embedding_size=16, hidden_size=32, dropout=dropout), enc).cuda().train()
+    config = TrainConfig(batch_size=4, device="cuda", precision="fp32", progress=False, step="graphed")
+    device = torch.device("cuda")
+    optimizer = make_optimizer(model, config, device)
+    scaler = torch.amp.GradScaler("cuda", enabled=False)
+    return problems, enc, model, config, device, optimizer, scaler, shape_fixed_loss(model, config, device, None)
+
+
+def test_a_steady_graphed_step_never_waits_on_the_gpu():
+    """After its shape is captured, a graphed training step (the trainer's train_step and its loss sum)
+    makes no call that waits for the GPU: the batch goes through pinned memory, the plan is the host's,
+    the loss is not read. torch's sync debug mode turns any such call into an error."""
+    from solvers.trainer import train_step
+
+    problems, enc, model, config, device, optimizer, scaler, loss_of = _graphed_setup(0.0)
+    first, second = enc.batch(problems[:4]), enc.batch(problems[3::-1])  # one shape, other row order
+    with float32_products():
+        for _ in range(2):
+            train_step(model, first, config, optimizer, scaler, device, None, loss_of)  # captures, warms up
+        torch.cuda.synchronize()
+        total = None
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            for batch in (second, first, second):
+                loss = train_step(model, batch, config, optimizer, scaler, device, None, loss_of).detach().double()
+                total = loss if total is None else total + loss
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    assert loss_of.captures == 1 and math.isfinite(total.item())
+
+
+def test_a_graphed_pass_draws_new_dropout_masks_at_every_replay():
+    problems, enc, model, _, _, _, _, loss_of = _graphed_setup(0.5)
+    batch = enc.batch(problems[:4])
+    with float32_products():
+        losses = [loss_of(batch).item() for _ in range(4)]  # the first captures, the others replay
+    assert loss_of.captures == 1 and len(set(losses)) == 4, losses  # masks baked into the graph: one loss

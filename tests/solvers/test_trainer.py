@@ -246,3 +246,31 @@ def test_float32_products_turns_tf32_off_for_the_block_and_restores_the_flags():
             assert flags() == (True, True)
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before
+
+
+def test_the_epoch_loss_is_the_mean_of_its_steps_read_once_and_the_bar_shows_it(monkeypatch):
+    """The trainer sums the step losses on the device (read back at the epoch's end, so that no step
+    waits for a GPU) in float64: the same number as a Python sum of the steps' values."""
+    from solvers import trainer
+
+    steps, bars = [], []
+
+    def recorded_step(*args, **kwargs):
+        loss = real_step(*args, **kwargs)
+        steps.append(loss.item())
+        return loss
+
+    def recorded_bar(*args, **kwargs):
+        bars.append(real_bar(*args, **kwargs))
+        return bars[-1]
+
+    real_step, real_bar = trainer.train_step, trainer.tqdm
+    monkeypatch.setattr(trainer, "train_step", recorded_step)
+    monkeypatch.setattr(trainer, "tqdm", recorded_bar)
+    solver = GTSSolver(GTSConfig(embedding_size=8, hidden_size=8))
+    problems = toy_problems()
+    result = solver.fit(problems, [], TrainConfig(epochs=2, batch_size=1, progress=True, seed=0, eval_every=10**9))
+    n = len(problems)
+    assert len(steps) == 2 * n
+    assert [e.train_loss for e in result.epochs] == [sum(steps[:n]) / n, sum(steps[n:]) / n]  # exactly
+    assert bars[0].postfix == f"loss={result.epochs[-1].train_loss:.3f}"

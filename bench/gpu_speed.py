@@ -45,6 +45,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.base import TrainConfig  # noqa: E402
+from solvers.device_copy import host_waits  # noqa: E402
 from solvers.registry import build_solver  # noqa: E402
 
 OPS_TARGET = 12_500  # aten operations a paper-size training batch of 64 (issue #32; 1,500 kernels on CUDA)
@@ -117,25 +118,6 @@ def steady_step(args, train, device: str, precision: str, step: str = "rowwise")
         if device == "cuda":
             out.update(host_waits(lambda: train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)))
     return out
-
-
-def host_waits(step) -> dict:
-    """The calls of one ``step`` that make the host wait for the GPU (torch's sync debug mode warns at each:
-    a blocking copy, a value read back), counted, with the first few places (file:line) they come from.
-    Every wait keeps the host from preparing the next batch while the GPU runs this one."""
-    import warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        torch.cuda.set_sync_debug_mode("warn")
-        try:
-            step()
-        finally:
-            torch.cuda.set_sync_debug_mode("default")
-    torch.cuda.synchronize()
-    waits = [w for w in caught if "synchroniz" in str(w.message)]
-    places = sorted({f"{Path(w.filename).name}:{w.lineno}" for w in waits})
-    return {"host_waits": len(waits), "host_wait_places": places[:8]}
 
 
 def counted(prof, device: str, wall: float) -> dict:

@@ -9,6 +9,10 @@ pinned copy is made here, so nothing on the host writes to it while the copy is 
 """
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
 import torch
 
 
@@ -19,3 +23,20 @@ def to_device(t: torch.Tensor, device: torch.device | str) -> torch.Tensor:
     if device.type != "cuda" or t.device.type != "cpu":
         return t.to(device)
     return t.pin_memory().to(device, non_blocking=True)
+
+
+def host_waits(step: Callable[[], object]) -> dict:
+    """Runs ``step`` on CUDA with torch's sync debug mode warning at each call that makes the host wait for
+    the GPU (a blocking copy, a value read back, a synchronize): how many (``host_waits``) and from where
+    (``host_wait_places``, file:line of the Python frame, sorted, at most 8)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            step()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    waits = [w for w in caught if "synchroniz" in str(w.message)]
+    places = sorted({f"{Path(w.filename).name}:{w.lineno}" for w in waits})
+    return {"host_waits": len(waits), "host_wait_places": places[:8]}

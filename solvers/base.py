@@ -113,6 +113,10 @@ class EpochStats:
     valid_equation_acc: float | None = None
     lr: float = 0.0
     valid_loss: float | None = None  # on validated epochs, when the tie-break reads it
+    # a step that captures CUDA graphs (step "graphed"): shapes captured this epoch and the seconds of
+    # ``seconds`` those captures took (None with any other step)
+    captures: int | None = None
+    capture_seconds: float | None = None
 
 
 @dataclass(frozen=True)

@@ -255,6 +255,14 @@ def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: Tr
     return mean
 
 
+def _captured(loss_of) -> tuple[int, float] | None:
+    """(captures, capture seconds) so far of a loss function that captures CUDA graphs (the graphed step's
+    ``captures`` and ``capture_seconds``); None for any other."""
+    if loss_of is None or not getattr(loss_of, "graphed", False):
+        return None
+    return loss_of.captures, loss_of.capture_seconds
+
+
 def _expressible(encoding: Encoding, problem: Problem) -> bool:
     try:
         encoding.target_ids(problem)
@@ -318,10 +326,14 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
             t0 = time.perf_counter()
             lr = optimizer.param_groups[0]["lr"]
             bar.set_description(f"epoch {epoch}/{config.epochs}", refresh=False)
+            captured_before = _captured(loss_of)
             train_loss = _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device, amp_dtype, bar,
                                       loss_of)
             scheduler.step()
             train_seconds = time.perf_counter() - t0
+            captured = _captured(loss_of)
+            captures, capture_seconds = ((captured[0] - captured_before[0], captured[1] - captured_before[1])
+                                         if captured is not None and captured_before is not None else (None, None))
             answer_acc = equation_acc = valid_loss = None
             validate = valid and (epoch % max(1, config.eval_every) == 0 or epoch == config.epochs)
             if validate:
@@ -331,7 +343,8 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
                     valid_loss = -math.fsum(x.total for x in log_likelihoods(model, encoding, loss_valid,
                                                                              config.batch_size)) / len(loss_valid)
             stats = EpochStats(epoch=epoch, train_loss=train_loss, seconds=train_seconds,
-                               valid_answer_acc=answer_acc, valid_equation_acc=equation_acc, lr=lr, valid_loss=valid_loss)
+                               valid_answer_acc=answer_acc, valid_equation_acc=equation_acc, lr=lr, valid_loss=valid_loss,
+                               captures=captures, capture_seconds=capture_seconds)
             history.append(stats)
             if answer_acc is not None:
                 # patience counts epochs without a better accuracy; a tie with a lower loss is kept, not progress

@@ -14,7 +14,8 @@ EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT = "mlflow.experimentKind", "custom_model_
 EPOCH_PREFIX = "epoch/"
 # EpochStats field -> epoch metric name (the key says what was timed: the training pass alone)
 EPOCH_METRICS = {"train_loss": "train_loss", "seconds": "train_seconds", "valid_answer_acc": "valid_answer_acc",
-                 "valid_equation_acc": "valid_equation_acc", "valid_loss": "valid_loss"}
+                 "valid_equation_acc": "valid_equation_acc", "valid_loss": "valid_loss",
+                 "captures": "captures", "capture_seconds": "capture_seconds"}  # the last two: step graphed only
 # The learning rate in thousandths: MLflow's chart draws a flat 0.001 as 0 on a +-0.5 axis, 1.0 reads as itself.
 LR_METRIC, LR_SCALE = "epoch/lr_x1000", 1000.0
 

@@ -18,3 +18,19 @@ def test_the_steady_state_step_counts_the_update_without_the_fits_setup():
     parts = gpu_speed.part_ops(args, train, "cpu")
     assert parts["loss_fwd_bwd"] < steady["aten_ops"] < fit["aten_ops"]
     assert "kernels" not in steady  # kernels are counted on CUDA only
+
+
+def test_a_graphed_trainings_epochs_are_also_given_without_their_captures():
+    from solvers.base import EpochStats
+
+    graphed = [EpochStats(1, 2.0, 10.0, captures=15, capture_seconds=6.0),
+               EpochStats(2, 1.5, 5.0, captures=5, capture_seconds=2.0),
+               EpochStats(3, 1.2, 3.5, captures=0, capture_seconds=0.0)]
+    figures = gpu_speed.capture_figures(graphed, n_train=1000)
+    assert figures["captures"] == [15, 5, 0] and figures["capture_seconds"] == [6.0, 2.0, 0.0]
+    assert figures["epoch_s_without_captures"] == 3.25  # median of 3.0 and 3.5: the epochs after the first
+    assert figures["ms_per_problem_without_captures"] == 3.25
+    assert "captures an epoch [15, 5, 0] taking [6.0, 2.0, 0.0] s; epoch without them 3.25 s" in \
+        gpu_speed.capture_line("fp32-graphed", figures)
+    assert gpu_speed.capture_figures(graphed[:1], 1000)["epoch_s_without_captures"] == 4.0  # one epoch: itself
+    assert gpu_speed.capture_figures([EpochStats(1, 2.0, 10.0)], 1000) == {}  # a step that captures nothing

@@ -196,6 +196,10 @@ def test_training_with_the_graphed_step_follows_the_row_wise_training_on_cuda():
                       progress=False, eval_every=10**9, step="graphed")
     result = solver.fit(toy_problems(), [], cfg)
     assert result.epochs[-1].train_loss < 0.5 * result.epochs[0].train_loss
+    # each epoch says how many shapes it captured and how long that took, within its seconds
+    assert result.epochs[0].captures >= 1 and all(e.captures >= 0 for e in result.epochs)
+    assert all(0 <= e.capture_seconds <= e.seconds for e in result.epochs)
+    assert all(e.capture_seconds == 0 for e in result.epochs if e.captures == 0)
     assert_valid_predictions(toy_problems(), solver.predict(toy_problems(), beam_size=2))
 
 

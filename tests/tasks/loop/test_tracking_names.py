@@ -61,6 +61,10 @@ def test_epoch_metrics_give_the_learning_rate_in_thousandths():
     assert epoch_metrics(EpochStats(1, 2 / 3, 12.345678, 47 / 96, 0.0, lr=1e-3, valid_loss=1 / 3)) == {
         "epoch/train_loss": 0.66667, "epoch/train_seconds": 12.346, "epoch/valid_answer_acc": 0.48958,
         "epoch/valid_equation_acc": 0.0, "epoch/lr_x1000": 1.0, "epoch/valid_loss": 0.33333}
+    # the graphed step's epochs say what they captured
+    assert epoch_metrics(EpochStats(2, 0.5, 2.0, lr=1e-3, captures=4, capture_seconds=0.75)) == {
+        "epoch/train_loss": 0.5, "epoch/train_seconds": 2.0, "epoch/lr_x1000": 1.0, "epoch/captures": 4.0,
+        "epoch/capture_seconds": 0.75}
 
 
 def test_run_names_sort_a_runs_rounds_after_it():

@@ -246,11 +246,12 @@ class _Buffers:
     """A :class:`StepStore`'s rows (``buf``) and the gradient its reads add up (``grad``), shared by
     its autograd nodes."""
 
-    __slots__ = ("rows", "buf", "grad", "__weakref__")
+    __slots__ = ("rows", "buf", "shape", "grad", "__weakref__")
 
     def __init__(self, rows: int):
         self.rows = rows
         self.buf: torch.Tensor | None = None
+        self.shape: torch.Size | None = None  # buf's, kept when buf is let go (a second backward reads it)
         self.grad: torch.Tensor | None = None
 
 
@@ -265,6 +266,7 @@ class _Append(torch.autograd.Function):
             if buffers.buf is None:
                 buffers.buf = x.new_empty((buffers.rows, *x.shape[1:]))
             buffers.buf[start: start + x.shape[0]].copy_(x)
+        buffers.shape = buffers.buf.shape
         return torch.empty(0, device=x.device)
 
     @staticmethod
@@ -272,7 +274,10 @@ class _Append(torch.autograd.Function):
         buffers = ctx.buffers
         grad = buffers.grad
         if ctx.start is None or ctx.start == 0:
-            buffers.grad = None  # the store's first write runs its backward last: a later backward starts afresh
+            # the store's first write runs its backward last: a later backward starts afresh, and the rows,
+            # which no backward reads, are let go (a graph's nodes outlive the pass while its output lives:
+            # a captured CUDA graph keeps its output, and would keep every store's rows with it)
+            buffers.grad = buffers.buf = None
         if grad is not None and ctx.start is not None:
             grad = grad[ctx.start: ctx.start + ctx.n]
         return None, grad, None, None
@@ -308,7 +313,7 @@ class _Read(torch.autograd.Function):
         if grad is not None:
             buffers = ctx.buffers
             if buffers.grad is None:
-                buffers.grad = grad.new_zeros(buffers.buf.shape)
+                buffers.grad = grad.new_zeros(buffers.shape)
             if grad._base is buffers.grad:  # a write's rows of this store, passed on unchanged (x + 1 read back)
                 grad = grad.clone()  # index_add_ refuses a source inside the tensor it adds into
             buffers.grad.index_add_(0, ctx.index, grad)

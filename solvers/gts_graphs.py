@@ -17,6 +17,7 @@ graph. float32 only: autocast inside a captured graph needs its cast cache off, 
 from __future__ import annotations
 
 import copy
+import gc
 import time
 from dataclasses import dataclass
 
@@ -164,9 +165,21 @@ class ShapeFixedLoss:
             self.capture_seconds += time.perf_counter() - t0
         return self.graphs[key]
 
+    def close(self) -> None:
+        """Lets the captures and their memory go when the training ends: a graphed callable refers to itself
+        (torch wraps its forward in a closure over it), so without a collection the graphs and their pool
+        would stay until Python's cycle collector ran, and the next training in the process (a loop's next
+        round) would capture beside them; parameters' gradients may point into the pool too."""
+        if self.graphs:
+            self.model.zero_grad(set_to_none=True)
+            self.graphs.clear()
+            gc.collect()
+
     def __call__(self, batch: Batch) -> torch.Tensor:
         if batch.size > self.rows:
             raise ValueError(f"a batch of {batch.size} rows for a step shaped for {self.rows}")
+        if self.graphed and not self.model.training:
+            raise ValueError("step 'graphed' replays the training pass (dropout on): call it in train mode")
         key, plan = rounded_plan(batch, self.model.decoder.n_ops, self.rows)
         T, L, Q, _ = key
         padded = batch.padded(T, L, Q, self.rows).to(self.device)

@@ -243,7 +243,7 @@ def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: Tr
         batch = encoding.batch(chunk)
         loss = train_step(model, batch if loss_of else batch.to(device), config, optimizer, scaler, device,
                           amp_dtype, loss_of)
-        loss = loss.detach().double()  # read now in stream order (a captured graph's output is overwritten later)
+        loss = loss.detach().double()  # a device tensor: summed on the device, read back at the epoch's end
         total_loss = loss if total_loss is None else total_loss + loss
         n_batches += 1
         if not bar.disable and time.monotonic() - shown >= LOSS_SHOWN_EVERY:
@@ -368,6 +368,8 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     finally:
         exact.__exit__(None, None, None)
         bar.close()
+        if loss_of is not None and hasattr(loss_of, "close"):
+            loss_of.close()  # the graphed step's captures and their memory
     if best_state is not None:
         model.load_state_dict(best_state)
     else:

@@ -178,6 +178,12 @@ def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda():
                 expected = own_grads.get(name, torch.zeros_like(grad))
                 assert torch.allclose(grad, expected, rtol=1e-4, atol=1e-6), name
     assert graphed.captures == 2
+    model.eval()  # the captures hold the training pass: refused, not replayed with dropout
+    with pytest.raises(ValueError, match="call it in train mode"):
+        graphed(first)
+    before = torch.cuda.memory_allocated()
+    graphed.close()  # what the trainer does when a training ends: the captures and their memory go
+    assert graphed.captures == 0 and torch.cuda.memory_allocated() < before
 
 
 def test_training_with_the_graphed_step_follows_the_row_wise_training_on_cuda():
@@ -245,8 +251,18 @@ def test_a_steady_graphed_step_never_waits_on_the_gpu():
 
 
 def test_a_graphed_pass_draws_new_dropout_masks_at_every_replay():
+    """The captured pass alone, replayed on the very same inputs (one encoder run, whose own dropout would
+    otherwise make the losses differ anyway): each replay another loss; a graph that had baked its masks
+    in would give one."""
+    from solvers.gts_graphs import dense_args, rounded_plan
+
     problems, enc, model, _, _, _, _, loss_of = _graphed_setup(0.5)
     batch = enc.batch(problems[:4])
+    key, plan = rounded_plan(batch, model.decoder.n_ops, 4)
+    T, L, Q, _ = key
+    padded = batch.padded(T, L, Q, 4).to("cuda")
     with float32_products():
-        losses = [loss_of(batch).item() for _ in range(4)]  # the first captures, the others replay
-    assert loss_of.captures == 1 and len(set(losses)) == 4, losses  # masks baked into the graph: one loss
+        args = dense_args(model.context(padded), padded, plan.to("cuda"))
+        graph = loss_of._captured(key, args)
+        losses = [graph(*args).item() for _ in range(4)]
+    assert loss_of.captures == 1 and len(set(losses)) == 4, losses

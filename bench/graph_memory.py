@@ -42,7 +42,7 @@ import torch  # noqa: E402
 from bench.gpu_speed import DATA, split  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
-from solvers.gts_graphs import capture_footprint, dense_args, rounded_plan  # noqa: E402
+from solvers.gts_graphs import ShapeFixedLoss, capture_footprint, rounded_plan  # noqa: E402
 from solvers.trainer import length_bucketed  # noqa: E402
 from solvers.vocab import EncodingError, build_encoding  # noqa: E402
 
@@ -66,12 +66,10 @@ def batches_by_shape(train, encoding, n_ops: int, batch_size: int, epochs: int) 
 def footprints(model: GTSModel, shapes: dict, rows: int) -> dict:
     """Each shape's :class:`CaptureFootprint`, from its first batch padded as the trainer pads it."""
     meta = copy.deepcopy(model.decoder).to("meta")
+    step = ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False)
     out = {}
     for key, batch in shapes.items():
-        _, plan = rounded_plan(batch, model.decoder.n_ops, rows)
-        T, L, Q, _ = key
-        padded = batch.padded(T, L, Q, rows)
-        args = dense_args(model.context(padded), padded, plan)  # requires_grad as in training
+        _, args = step.padded_args(batch)  # requires_grad as in training
         out[key] = capture_footprint(meta, args, model.cfg.any_equal_slot)
     return out
 

@@ -175,16 +175,20 @@ class ShapeFixedLoss:
             self.graphs.clear()
             gc.collect()
 
-    def __call__(self, batch: Batch) -> torch.Tensor:
+    def padded_args(self, batch: Batch) -> tuple[tuple[int, int, int, int], tuple[torch.Tensor, ...]]:
+        """The batch's rounded shape, and the pass's arguments (:func:`dense_args`): the batch padded to that
+        shape and moved to the device, the encoder run on it, its plan built on the host."""
         if batch.size > self.rows:
             raise ValueError(f"a batch of {batch.size} rows for a step shaped for {self.rows}")
-        if self.graphed and not self.model.training:
-            raise ValueError("step 'graphed' replays the training pass (dropout on): call it in train mode")
         key, plan = rounded_plan(batch, self.model.decoder.n_ops, self.rows)
         T, L, Q, _ = key
         padded = batch.padded(T, L, Q, self.rows).to(self.device)
-        plan = plan.to(self.device)
-        args = dense_args(self.model.context(padded), padded, plan)
+        return key, dense_args(self.model.context(padded), padded, plan.to(self.device))
+
+    def __call__(self, batch: Batch) -> torch.Tensor:
+        if self.graphed and not self.model.training:
+            raise ValueError("step 'graphed' replays the training pass (dropout on): call it in train mode")
+        key, args = self.padded_args(batch)
         loss_pass = self._captured(key, args) if self.graphed else self.eager
         with self.model.decoder_precision(self.device):
             total = loss_pass(*args)

@@ -254,15 +254,9 @@ def test_a_graphed_pass_draws_new_dropout_masks_at_every_replay():
     """The captured pass alone, replayed on the very same inputs (one encoder run, whose own dropout would
     otherwise make the losses differ anyway): each replay another loss; a graph that had baked its masks
     in would give one."""
-    from solvers.gts_graphs import dense_args, rounded_plan
-
     problems, enc, model, _, _, _, _, loss_of = _graphed_setup(0.5)
-    batch = enc.batch(problems[:4])
-    key, plan = rounded_plan(batch, model.decoder.n_ops, 4)
-    T, L, Q, _ = key
-    padded = batch.padded(T, L, Q, 4).to("cuda")
     with float32_products():
-        args = dense_args(model.context(padded), padded, plan.to("cuda"))
+        key, args = loss_of.padded_args(enc.batch(problems[:4]))
         graph = loss_of._captured(key, args)
         losses = [graph(*args).item() for _ in range(4)]
     assert loss_of.captures == 1 and len(set(losses)) == 4, losses

@@ -9,7 +9,7 @@ import torch
 
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig, GTSModel
-from solvers.gts_graphs import DenseLoss, ShapeFixedLoss, capture_footprint, dense_args, rounded_plan
+from solvers.gts_graphs import DenseLoss, ShapeFixedLoss, capture_footprint, rounded_plan
 from solvers.registry import build_solver
 from solvers.train_state import identity
 from solvers.vocab import build_encoding
@@ -114,11 +114,7 @@ def test_a_batch_without_value_classes_reads_every_slot_as_its_own():
 
 def _padded_args(model, enc, problems):
     batch = enc.batch(problems)
-    rows = batch.size + 3
-    key, plan = rounded_plan(batch, model.decoder.n_ops, rows)
-    T, L, Q, _ = key
-    padded = batch.padded(T, L, Q, rows)
-    return dense_args(model.context(padded), padded, plan)
+    return ShapeFixedLoss(model, batch.size + 3, torch.device("cpu"), graphed=False).padded_args(batch)[1]
 
 
 @pytest.mark.parametrize("any_equal_slot,dropout", [(False, 0.0), (True, 0.5)])

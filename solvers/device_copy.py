@@ -9,6 +9,7 @@ pinned copy is made here, so nothing on the host writes to it while the copy is 
 """
 from __future__ import annotations
 
+import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -28,15 +29,40 @@ def to_device(t: torch.Tensor, device: torch.device | str) -> torch.Tensor:
 def host_waits(step: Callable[[], object]) -> dict:
     """Runs ``step`` on CUDA with torch's sync debug mode warning at each call that makes the host wait for
     the GPU (a blocking copy, a value read back, a synchronize): how many (``host_waits``) and from where
-    (``host_wait_places``, file:line of the Python frame, sorted, at most 8)."""
-    with warnings.catch_warnings(record=True) as caught:
+    (``host_wait_places``, sorted, at most 8: the Python frame that made the call, and where it lies outside
+    torch, the nearest caller that is not torch's, ``torch/cuda/__init__.py:1270 <- trainer.py:212``)."""
+    places: list[str] = []
+
+    def record(message, category, filename, lineno, file=None, line=None):
+        if "synchroniz" in str(message):
+            places.append(_place(filename, lineno, traceback.extract_stack()[:-1]))
+
+    with warnings.catch_warnings():  # restores showwarning and the filters after
         warnings.simplefilter("always")
+        warnings.showwarning = record
         torch.cuda.set_sync_debug_mode("warn")
         try:
             step()
         finally:
             torch.cuda.set_sync_debug_mode("default")
     torch.cuda.synchronize()
-    waits = [w for w in caught if "synchroniz" in str(w.message)]
-    places = sorted({f"{Path(w.filename).name}:{w.lineno}" for w in waits})
-    return {"host_waits": len(waits), "host_wait_places": places[:8]}
+    return {"host_waits": len(places), "host_wait_places": sorted(set(places))[:8]}
+
+
+def _place(filename: str, lineno: int, stack: list[traceback.FrameSummary]) -> str:
+    """file:line of a warning's frame (a path below torch's package relative to it, else the file's name),
+    followed, when that frame is torch's, by the nearest frame of the stack that is not."""
+    torch_dir = Path(torch.__file__).parent
+
+    def name(path: str, line: int | None) -> str:
+        p = Path(path)
+        shown = f"torch/{p.relative_to(torch_dir)}" if p.is_relative_to(torch_dir) else p.name
+        return f"{shown}:{line}"
+
+    where = name(filename, lineno)
+    if Path(filename).is_relative_to(torch_dir):
+        caller = next((f for f in reversed(stack) if not Path(f.filename).is_relative_to(torch_dir)
+                       and Path(f.filename).name != "warnings.py"), None)
+        if caller is not None:
+            where += f" <- {name(caller.filename, caller.lineno)}"
+    return where

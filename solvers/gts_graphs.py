@@ -16,9 +16,11 @@ graph. float32 only: autocast inside a captured graph needs its cast cache off, 
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -119,12 +121,37 @@ def rounded_plan(batch: Batch, n_ops: int, rows: int | None = None) -> tuple[tup
     return (_up(batch.tokens.shape[1], 16), L, _up(batch.qty_positions.shape[1], 4), plan.levels), plan
 
 
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """Python's cycle collector run first and kept off while the block runs (a capture). A capture fails
+    when a CUDA graph is destroyed while it runs ("operation not permitted when stream is capturing
+    (function reset)", then cudaErrorStreamCaptureInvalidated): an earlier training's or bench's graphs
+    that only the collector frees (a graphed callable refers to itself) are such graphs if it runs
+    mid-capture. torch's capture collected first itself until torch 2.9 made that optional
+    (torch.compiler.config.force_cudagraph_gc); the H200 session of 2026-11-27 met exactly this failure in
+    its second training of a process (docs/solvers.md)."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class ShapeFixedLoss:
     """A training's loss function for the ``dense`` and ``graphed`` steps: called with a batch still on the
     host (its plan is read from the host targets, so no step waits on the GPU), it returns the mean
     negative log-likelihood per target token, as the model's own ``loss``. ``graphed`` keeps one captured
     decoder pass a rounded shape for the training's life (``captures``, ``capture_seconds`` say how many
-    and how long)."""
+    and how long).
+
+    With ``graphed``, no loss of an eager pass through the decoder may still be referenced when a batch of a
+    new shape comes (the trainer drops each step's loss at once): its autograd graph keeps the parameters'
+    gradient accumulators, made on the default stream, and a capture whose backward reaches them fails
+    (cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking
+    stream"; the H200 session of 2026-11-27)."""
 
     def __init__(self, model: nn.Module, rows: int, device: torch.device, graphed: bool):
         if graphed and device.type != "cuda":
@@ -153,9 +180,10 @@ class ShapeFixedLoss:
             # the decoder's layers the context applies (attention's encoder half, the number scorer's, the
             # constants) do no work inside the pass: their gradients flow through the context, outside it
             try:
-                self.graphs[key] = torch.cuda.make_graphed_callables(
-                    DenseLoss(self.model.decoder, self.model.cfg.any_equal_slot), sample, allow_unused_input=True,
-                    pool=self.pool)
+                with _no_collection():
+                    self.graphs[key] = torch.cuda.make_graphed_callables(
+                        DenseLoss(self.model.decoder, self.model.cfg.any_equal_slot), sample,
+                        allow_unused_input=True, pool=self.pool)
             except torch.OutOfMemoryError as e:
                 raise torch.OutOfMemoryError(
                     f"step 'graphed': out of GPU memory capturing batch shape {key} with {self.captures} shapes "

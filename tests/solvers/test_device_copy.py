@@ -17,3 +17,18 @@ def test_a_host_tensor_reaches_the_gpu_as_it_was_when_copied():
     x.add_(1)  # the host changes its tensor at once: the copy came from a pinned copy of it
     assert y.device.type == "cuda" and torch.equal(y.cpu(), torch.arange(10_000))
     assert to_device(y, "cpu").device.type == "cpu" and to_device(y, "cuda") is y
+
+
+def test_a_wait_inside_torch_is_placed_with_its_caller_outside_torch():
+    """host_waits names each place by the frame that made the call and, when that frame is torch's own
+    (a helper such as torch.cuda.synchronize), by the nearest caller that is not: where to look."""
+    import traceback
+    from pathlib import Path
+
+    from solvers.device_copy import _place
+
+    torch_file = str(Path(torch.__file__).parent / "cuda" / "__init__.py")
+    stack = traceback.extract_stack()  # this test's frames, under pytest's
+    assert _place(torch_file, 1270, stack) == f"torch/cuda/__init__.py:1270 <- test_device_copy.py:{stack[-1].lineno}"
+    # a frame of our own is its own place
+    assert _place(__file__, 7, stack) == "test_device_copy.py:7"

@@ -153,3 +153,35 @@ def test_the_footprint_refuses_a_pass_that_reads_a_value_back_to_the_host(monkey
     monkeypatch.setattr(type(model.decoder), "op_labels", reads_back)
     with pytest.raises((NotImplementedError, RuntimeError)):
         capture_footprint(model.decoder, args)
+
+
+def test_a_capture_runs_with_the_cycle_collector_off_after_a_collection():
+    """A CUDA graph freed mid-capture breaks the capture (an earlier training's graphs are freed by Python's
+    cycle collector only): captures run after a collection, with the collector off, and leave it as found."""
+    import gc
+
+    from solvers.gts_graphs import _no_collection
+
+    freed = []
+
+    class Cycle:
+        def __init__(self):
+            self.me = self
+
+        def __del__(self):
+            freed.append(True)
+
+    gc.disable()  # so that no collection of the collector's own frees it before the capture's
+    Cycle()  # unreachable, but only the collector frees it
+    assert freed == []
+    gc.enable()
+    with _no_collection():
+        assert freed == [True] and not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with _no_collection():
+            pass
+        assert not gc.isenabled()  # a caller's own setting is left alone
+    finally:
+        gc.enable()

@@ -34,19 +34,28 @@ def host_waits(step: Callable[[], object]) -> dict:
     places: list[str] = []
 
     def record(message, category, filename, lineno, file=None, line=None):
-        if "synchroniz" in str(message):
+        if _is_wait(message):
             places.append(_place(filename, lineno, traceback.extract_stack()[:-1]))
 
-    with warnings.catch_warnings():  # restores showwarning and the filters after
-        warnings.simplefilter("always")
-        warnings.showwarning = record
-        torch.cuda.set_sync_debug_mode("warn")
-        try:
+    # the mode is turned on before the recording starts: turning it on warns once a process that the mode
+    # "is a prototype feature" (torch 2.11), a warning of its own, not a wait; the H200 session of 2026-11-27
+    # counted it as one while the filter (_is_wait) took any warning that said "synchroniz"
+    torch.cuda.set_sync_debug_mode("warn")
+    try:
+        with warnings.catch_warnings():  # restores showwarning and the filters after
+            warnings.simplefilter("always")
+            warnings.showwarning = record
             step()
-        finally:
-            torch.cuda.set_sync_debug_mode("default")
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
     torch.cuda.synchronize()
     return {"host_waits": len(places), "host_wait_places": sorted(set(places))[:8]}
+
+
+def _is_wait(message: Warning | str) -> bool:
+    """Whether a warning is the sync debug mode's report of a host wait (torch's c10 warn_or_error_on_sync:
+    "called a synchronizing CUDA operation"), not another warning that speaks of synchronization."""
+    return "called a synchronizing CUDA operation" in str(message)
 
 
 def _place(filename: str, lineno: int, stack: list[traceback.FrameSummary]) -> str:

@@ -32,3 +32,13 @@ def test_a_wait_inside_torch_is_placed_with_its_caller_outside_torch():
     assert _place(torch_file, 1270, stack) == f"torch/cuda/__init__.py:1270 <- test_device_copy.py:{stack[-1].lineno}"
     # a frame of our own is its own place
     assert _place(__file__, 7, stack) == "test_device_copy.py:7"
+
+
+def test_only_the_sync_debug_modes_report_of_a_wait_counts_as_one():
+    """Turning the mode on warns that it "is a prototype feature": the H200 session of 2026-11-27 counted
+    that notice as a wait of the step (a filter on "synchroniz")."""
+    from solvers.device_copy import _is_wait
+
+    assert _is_wait(UserWarning("called a synchronizing CUDA operation"))
+    assert not _is_wait(UserWarning("Synchronization debug mode is a prototype feature and does not yet detect "
+                                    "all synchronizing operations"))

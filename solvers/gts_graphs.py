@@ -129,7 +129,7 @@ def _no_collection() -> Iterator[None]:
     that only the collector frees (a graphed callable refers to itself) are such graphs if it runs
     mid-capture. torch's capture collected first itself until torch 2.9 made that optional
     (torch.compiler.config.force_cudagraph_gc); the H200 session of 2026-11-27 met exactly this failure in
-    its second training of a process (docs/solvers.md)."""
+    a training that followed the bench's own captured steps in one process (docs/solvers.md)."""
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()

@@ -172,9 +172,11 @@ def test_a_capture_runs_with_the_cycle_collector_off_after_a_collection():
             freed.append(True)
 
     gc.disable()  # so that no collection of the collector's own frees it before the capture's
-    Cycle()  # unreachable, but only the collector frees it
-    assert freed == []
-    gc.enable()
+    try:
+        Cycle()  # unreachable, but only the collector frees it
+        assert freed == []
+    finally:
+        gc.enable()
     with _no_collection():
         assert freed == [True] and not gc.isenabled()
     assert gc.isenabled()

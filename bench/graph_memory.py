@@ -43,8 +43,8 @@ from bench.gpu_speed import DATA, split  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_graphs import ShapeFixedLoss, capture_footprint, rounded_plan  # noqa: E402
-from solvers.trainer import length_bucketed  # noqa: E402
-from solvers.vocab import EncodingError, build_encoding  # noqa: E402
+from solvers.trainer import expressible, length_bucketed  # noqa: E402
+from solvers.vocab import build_encoding  # noqa: E402
 
 MIB = 2 ** 20
 
@@ -90,13 +90,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         train, _ = split(list(load_dataset(name, DATA[name]).problems))
         encoding = build_encoding(train, min_count=GTSConfig.min_count)
-        kept_train = []
-        for p in train:
-            try:
-                encoding.target_ids(p)
-                kept_train.append(p)
-            except EncodingError:
-                pass
+        kept_train = [p for p in train if expressible(encoding, p)]
         torch.manual_seed(0)
         model = GTSModel(GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden), encoding).train()
         shapes = batches_by_shape(kept_train, encoding, model.decoder.n_ops, args.batch_size, args.epochs)

@@ -263,7 +263,7 @@ def _captured(loss_of) -> tuple[int, float] | None:
     return loss_of.captures, loss_of.capture_seconds
 
 
-def _expressible(encoding: Encoding, problem: Problem) -> bool:
+def expressible(encoding: Encoding, problem: Problem) -> bool:
     try:
         encoding.target_ids(problem)
     except EncodingError:
@@ -291,7 +291,7 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     loss_of = shape_fixed_loss(model, config, device, amp_dtype)
     rng = random.Random(config.seed)
     # the validation problems a loss is read on (an expression the vocabularies cannot express has none)
-    loss_valid = [p for p in valid if _expressible(encoding, p)] if config.tie_break == "valid-loss" else []
+    loss_valid = [p for p in valid if expressible(encoding, p)] if config.tie_break == "valid-loss" else []
     history: list[EpochStats] = []
     best_state, best_epoch, best_acc, best_loss, stale = None, 0, -1.0, None, 0
     state_file, first_epoch, finished = None, 1, False

@@ -27,8 +27,8 @@ from typing import Any, Sequence
 import torch
 
 from mwp.expr import OPERATORS
-from solvers.device_copy import to_device
 from mwp.problem import Problem
+from solvers.device_copy import to_device
 
 PAD, UNK, NUM = "<pad>", "<unk>", "NUM"
 

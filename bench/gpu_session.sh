@@ -19,12 +19,14 @@
 # DENSE=1 adds, right after step 1 and on the idle GPU, bench/dense_graph.py: the trainer's step against the
 # shape-fixed pass eager and captured as a CUDA graph (agreement, ms a step, kernels), and 3 epochs of MAWPS
 # training each way (a graph captured per rounded batch shape); at most 4 minutes.
-# GRAPHED=1 adds the graphed step (TrainConfig.step "graphed", solvers/gts_graphs.py: the decoder's pass captured as
-# one CUDA graph a padded batch shape and replayed by the trainer) to step 1: its fp32 epochs, kernels and ratio to
-# the public GTS beside the row-wise step's, 3 epochs each (the first holds most captures). With DENSE=1 the
+# GRAPHED=1 adds the graphed steps (TrainConfig.step "graphed", solvers/gts_graphs.py: the decoder's pass captured as
+# one CUDA graph a padded batch shape and replayed by the trainer; "graphed-whole": the encoder captured with it) to
+# step 1: their fp32 epochs, kernels and ratio to the public GTS beside the row-wise step's, 3 epochs each (the first
+# holds most captures). With DENSE=1 the
 # dense_graph bench then trains no epochs of its own (the trainer's graphed epochs are step 1's).
-# STEP=graphed (with ACCURACY=1) trains three fp32 runs with the graphed step and three with the row-wise step side
-# by side on the one GPU, and pairs them seed by seed: issue #32's "the new step against the old" for this step.
+# STEP=graphed or STEP=graphed-whole (with ACCURACY=1) trains three fp32 runs with that step and three with the
+# row-wise step side by side on the one GPU, and pairs them seed by seed: issue #32's "the new step against the old"
+# for this step.
 # MAWPS_SPEED=0 leaves step 1 out (a second call right after one that ran it).
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there; put the
 # virtual environment's python first on PATH).
@@ -53,14 +55,15 @@ if [ "${TINY:-0}" = 1 ]; then
   python -c "import json,sys; json.dump(json.load(open('../shared/data/mawps/MAWPS.json'))[:60], open(sys.argv[1], 'w'))" "$OUT/mawps_small.json"
 else
   SPEED=(--device cuda --datasets mawps --epochs 2 --reference-epochs 1)
-  [ "${GRAPHED:-0}" = 1 ] && SPEED=(--device cuda --datasets mawps --epochs 3 --reference-epochs 1 --steps rowwise,graphed)
+  [ "${GRAPHED:-0}" = 1 ] && SPEED=(--device cuda --datasets mawps --epochs 3 --reference-epochs 1 \
+    --steps rowwise,graphed,graphed-whole)
   SPEED23=(--device cuda --datasets math23k --epochs 2 --reference-epochs 1)
   ACC=(--seeds 0,1,2 --epochs 80 --threads 2 --no-resume --bs1-problems 1)
 fi
 
 if [ "${MAWPS_SPEED:-1}" = 1 ]; then
   say "1. gpu_speed ${SPEED[*]}"
-  timeout $([ "${GRAPHED:-0}" = 1 ] && echo 200 || echo 130) python bench/gpu_speed.py "${SPEED[@]}" \
+  timeout $([ "${GRAPHED:-0}" = 1 ] && echo 260 || echo 130) python bench/gpu_speed.py "${SPEED[@]}" \
     --out "$OUT/gpu_speed.json" > "$OUT/gpu_speed.txt" 2>&1
   say "   gpu_speed exit $?"
 else
@@ -83,7 +86,7 @@ if [ "${ACCURACY:-0}" = 1 ]; then
   LEFT=$((LIMIT - ($(date +%s) - START) - 10))  # what the trainings may use: all that is left
   say "   limit ${LEFT} s"
   if [ -n "${STEP:-}" ]; then  # the step against the row-wise one, both trained now, side by side
-    STEPX=$([ "${TINY:-0}" = 1 ] && [ "$STEP" = graphed ] && echo dense || echo "$STEP")
+    STEPX=$([ "${TINY:-0}" = 1 ] && [[ "$STEP" = graphed* ]] && echo dense || echo "$STEP")
     BASE=$(mktemp -d)
     timeout $LEFT python bench/precision_accuracy.py "${ACC[@]}" --precisions fp32 --workers 3 --out-dir "$BASE" \
       --baseline-dir "$RUNS" > "$OUT/accuracy_rowwise.txt" 2>&1 &  # (a baseline dir: one precision needs one)

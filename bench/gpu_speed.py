@@ -16,7 +16,8 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
   process, never imported) trained N epochs on the same train side on the same device, right after,
   and the ratio of milliseconds a problem (its epochs after the first, medians);
 - with ``--steps rowwise,graphed``: every figure again for the training step that replays the decoder's
-  pass as one CUDA graph a padded batch shape (solvers/gts_graphs.py; fp32 only), keyed ``fp32-graphed``.
+  pass as one CUDA graph a padded batch shape (solvers/gts_graphs.py; fp32 only), keyed ``fp32-graphed``;
+  ``graphed-whole`` likewise for the step that replays the encoder in that graph too (``fp32-graphed-whole``).
 
     .venv/bin/python bench/gpu_speed.py --device cpu --datasets mawps --precisions fp32 --epochs 1
     .venv/bin/python bench/gpu_speed.py --device cuda --epochs 3 --reference-epochs 3 --out gpu.json
@@ -44,7 +45,7 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from mwp.readers import load_dataset  # noqa: E402
-from solvers.base import TrainConfig  # noqa: E402
+from solvers.base import GRAPHED_STEPS, TrainConfig  # noqa: E402
 from solvers.device_copy import host_waits  # noqa: E402
 from solvers.registry import build_solver  # noqa: E402
 
@@ -235,7 +236,8 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", default="mawps,math23k")
     ap.add_argument("--precisions", default="fp32,bf16")
     ap.add_argument("--steps", default="rowwise", help="training steps (TrainConfig.step), comma-separated: rowwise, "
-                    "graphed (CUDA, fp32 only: run for fp32 alone), dense (the graphed step's pass eager)")
+                    "graphed and graphed-whole (CUDA, fp32 only: run for fp32 alone), dense (the graphed step's "
+                    "pass eager)")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs (the first is reported apart)")
     ap.add_argument("--hidden", type=int, default=512)
     ap.add_argument("--embedding", type=int, default=128)
@@ -261,7 +263,7 @@ def main(argv=None) -> int:
         parts = figures["parts_fp32"] = part_ops(args, train, device)
         print("  fp32 parts of a batch (aten ops): " + ", ".join(f"{k} {v}" for k, v in parts.items()), flush=True)
         runs = [(p, s) for s in args.steps.split(",") for p in args.precisions.split(",")
-                if not (s == "graphed" and p != "fp32")]
+                if not (s in GRAPHED_STEPS and p != "fp32")]
         for precision, step in runs:
             label = run_label(precision, step)
             row = figures[label] = ops_per_batch(args, train, device, precision, step)

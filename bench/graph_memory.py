@@ -1,9 +1,10 @@
 """How much GPU memory would the graphed step's captures hold? Counted on the CPU from tensor shapes.
 
 A graphed training (``TrainConfig.step = "graphed"``, solvers/gts_graphs.py) captures the decoder's loss
-pass once per rounded batch shape (T, L, Q, K) and keeps every capture for the training's life. What a
-capture keeps is its static inputs and what its backward graph writes (the inputs' gradients and one
-gradient of every decoder parameter the pass uses); what its forward saves for the backward is freed when
+pass once per rounded batch shape (T, L, Q, K) and keeps every capture for the training's life
+(``--step graphed-whole``: the encoder's and the decoder's pass). What a capture keeps is its static inputs
+and what its backward graph writes (the inputs' gradients and one gradient of every parameter the pass
+uses); what its forward saves for the backward is freed when
 the capture ends and is scratch the next capture in the shared pool reuses. This script walks the
 trainer's batches (its shuffled length buckets, seed 0, paper-size GTS, batch 64, on the 80/20 seed-0
 split ``bench/gpu_speed.py`` trains on) over ``--epochs`` epochs, and for the first batch of each rounded
@@ -41,6 +42,7 @@ import torch  # noqa: E402
 
 from bench.gpu_speed import DATA, split  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
+from solvers.base import GRAPHED_STEPS  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_graphs import ShapeFixedLoss, capture_footprint, rounded_plan  # noqa: E402
 from solvers.trainer import expressible, length_bucketed  # noqa: E402
@@ -63,14 +65,15 @@ def batches_by_shape(train, encoding, n_ops: int, batch_size: int, epochs: int) 
     return {"first": first, "came": came}
 
 
-def footprints(model: GTSModel, shapes: dict, rows: int) -> dict:
-    """Each shape's :class:`CaptureFootprint`, from its first batch padded as the trainer pads it."""
-    meta = copy.deepcopy(model.decoder).to("meta")
-    step = ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False)
+def footprints(model: GTSModel, shapes: dict, rows: int, whole: bool = False) -> dict:
+    """Each shape's :class:`CaptureFootprint`, from its first batch padded as the trainer pads it; ``whole``:
+    the pass step ``graphed-whole`` captures (the encoder's too)."""
+    step = ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False, whole=whole)
+    meta = copy.deepcopy(step.loss_module()).to("meta")
     out = {}
     for key, batch in shapes.items():
         _, args = step.padded_args(batch)  # requires_grad as in training
-        out[key] = capture_footprint(meta, args, model.cfg.any_equal_slot)
+        out[key] = capture_footprint(meta, args)
     return out
 
 
@@ -82,6 +85,8 @@ def main(argv=None) -> int:
     ap.add_argument("--embedding", type=int, default=128)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--step", default="graphed", choices=GRAPHED_STEPS,
+                    help="whose captures: graphed (the decoder's pass) or graphed-whole (the encoder's with it)")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -94,22 +99,25 @@ def main(argv=None) -> int:
         torch.manual_seed(0)
         model = GTSModel(GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden), encoding).train()
         shapes = batches_by_shape(kept_train, encoding, model.decoder.n_ops, args.batch_size, args.epochs)
-        prints = footprints(model, shapes["first"], args.batch_size)
+        prints = footprints(model, shapes["first"], args.batch_size, whole=args.step == "graphed-whole")
         kept = [f.kept for f in prints.values()]
         saved = [f.saved for f in prints.values()]
         decoder_params = sum(p.numel() * p.element_size() for p in model.decoder.parameters())
+        encoder_params = sum(p.numel() * p.element_size() for p in model.encoder.parameters())
         by_epoch = {e: sum(1 for c in shapes["came"].values() if c <= e) for e in (1, 3, 10, 40, args.epochs)
                     if e <= args.epochs}
         row = {"train": len(kept_train), "unencodable": len(train) - len(kept_train), "shapes": len(prints),
                "shapes_by_epoch": by_epoch, "decoder_param_mib": decoder_params / MIB,
+               "encoder_param_mib": encoder_params / MIB,
                "kept_mib_median": statistics.median(kept) / MIB, "kept_mib_max": max(kept) / MIB,
                "kept_mib_total": sum(kept) / MIB, "saved_mib_max": max(saved) / MIB,
                "saved_mib_median": statistics.median(saved) / MIB,
                "largest_shape": list(max(prints, key=lambda k: prints[k].kept + prints[k].saved)),
                "seconds": time.perf_counter() - t0}
         report["datasets"][name] = row
-        print(f"{name}: {row['train']} train ({row['unencodable']} unencodable), {row['shapes']} shapes over "
-              f"{args.epochs} epochs (by epoch {by_epoch}); decoder parameters {row['decoder_param_mib']:.1f} MiB; "
+        print(f"{name} ({args.step}): {row['train']} train ({row['unencodable']} unencodable), {row['shapes']} "
+              f"shapes over {args.epochs} epochs (by epoch {by_epoch}); decoder parameters "
+              f"{row['decoder_param_mib']:.1f} MiB, encoder's {row['encoder_param_mib']:.1f} MiB; "
               f"kept a capture median {row['kept_mib_median']:.1f} MiB, largest {row['kept_mib_max']:.1f}, "
               f"all captures {row['kept_mib_total']:.0f} MiB; saved for backward largest "
               f"{row['saved_mib_max']:.0f} MiB (median {row['saved_mib_median']:.0f}); {row['seconds']:.0f} s",

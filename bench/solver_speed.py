@@ -176,7 +176,7 @@ def main(argv=None) -> int:
                          "as the measured model and times the others for the same epochs from the same start, in "
                          "the same run, for a ratio")
     ap.add_argument("--step", default="rowwise", choices=STEPS,
-                    help="the measured training's step (TrainConfig.step; graphed: CUDA and fp32 only)")
+                    help="the measured training's step (TrainConfig.step; graphed, graphed-whole: CUDA and fp32 only)")
     ap.add_argument("--out", help="write the figures as JSON here")
     ap.add_argument("--save", help="save the trained model here (a checkpoint load_solver reads; bench/beam_speed.py)")
     ap.add_argument("--resume-dir", help="save the measured training's state here after every epoch and continue "

@@ -49,7 +49,8 @@ def check_heads(width: int, heads: int, width_name: str, heads_name: str) -> Non
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 TIE_BREAKS = ("valid-loss", "first")
 # TrainConfig.step: the trainer's row-wise teacher forcing, or GTS's shape-fixed pass eager or as CUDA graphs
-STEPS = ("rowwise", "dense", "graphed")
+STEPS = ("rowwise", "dense", "graphed", "graphed-whole")
+GRAPHED_STEPS = ("graphed", "graphed-whole")  # the steps that capture CUDA graphs
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,9 @@ class TrainConfig:
     # The training step of a tree decoder (GTS; solvers/gts_graphs.py). "rowwise": each decoder step on the
     # rows that need it, few operations but each a kernel launched from Python. "graphed": batches padded
     # to a rounded shape and the decoder's loss pass captured as one CUDA graph a shape and replayed
-    # (CUDA and fp32 only; docs/solvers.md says what it was measured to gain). "dense": that padded pass
-    # run eagerly, slower everywhere: what tests run on the CPU.
+    # (CUDA and fp32 only; docs/solvers.md says what it was measured to gain). "graphed-whole": the same with
+    # the encoder inside the captured pass too (its masked recurrence; not yet run on a GPU). "dense": that
+    # padded pass run eagerly, slower everywhere: what tests run on the CPU.
     step: str = "rowwise"
 
     def __post_init__(self) -> None:
@@ -99,8 +101,8 @@ class TrainConfig:
             raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {self.tie_break!r}")
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {', '.join(STEPS)}, got {self.step!r}")
-        if self.step == "graphed" and (self.precision != "fp32" or self.device == "cpu"):
-            raise ValueError(f"step graphed captures CUDA graphs in float32 only so far: it needs precision fp32 "
+        if self.step in GRAPHED_STEPS and (self.precision != "fp32" or self.device == "cpu"):
+            raise ValueError(f"step {self.step} captures CUDA graphs in float32 only so far: it needs precision fp32 "
                              f"(got {self.precision}) and a CUDA device (got {self.device})")
 
 
@@ -113,7 +115,7 @@ class EpochStats:
     valid_equation_acc: float | None = None
     lr: float = 0.0
     valid_loss: float | None = None  # on validated epochs, when the tie-break reads it
-    # a step that captures CUDA graphs (step "graphed"): shapes captured this epoch and the seconds of
+    # a step that captures CUDA graphs (steps "graphed", "graphed-whole"): shapes captured this epoch and the seconds of
     # ``seconds`` those captures took (None with any other step)
     captures: int | None = None
     capture_seconds: float | None = None

@@ -14,6 +14,7 @@ padded positions are not zero (callers mask them).
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 
@@ -58,7 +59,7 @@ class _BiRecurrence(torch.autograd.Function):
         w_t = w_hh.transpose(1, 2)  # (2, H, 3H)
         h = gi.new_zeros(D, B, H)
         states, resets, updates, cands, recs = [], [], [], [], []
-        with torch.autocast(gi.device.type, enabled=False):  # the precision of each product is chosen here
+        with _autocast_off(gi.device):  # the precision of each product is chosen here
             if lowp is not None:  # buffers reused by every step: no per-step allocations of mixed sizes
                 w_low = w_t.to(lowp)
                 h_low, gh_low = gi.new_empty(D, B, H, dtype=lowp), gi.new_empty(D, B, H3, dtype=lowp)
@@ -134,9 +135,15 @@ class _BiRecurrence(torch.autograd.Function):
 def _low_precision(device: torch.device) -> torch.dtype | None:
     """The autocast dtype when autocast is on for ``device`` (the recurrence then does its matrix
     products in it, as autocast would, with the state, the gates and the gradients kept in float32)."""
-    if torch.is_autocast_enabled(device.type):
+    if device.type != "meta" and torch.is_autocast_enabled(device.type):  # meta (shapes only) has no autocast
         return torch.get_autocast_dtype(device.type)
     return None
+
+
+def _autocast_off(device: torch.device):
+    """Autocast off for ``device``'s type; nothing to turn off on ``meta``, which has no autocast (the meta
+    device runs a pass a CUDA graph would capture, as shapes: solvers/gts_graphs.py's capture_footprint)."""
+    return contextlib.nullcontext() if device.type == "meta" else torch.autocast(device.type, enabled=False)
 
 
 class BiGRU(nn.Module):
@@ -167,10 +174,13 @@ class BiGRU(nn.Module):
         for p in self.parameters():
             nn.init.uniform_(p, -bound, bound)
 
-    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor, shape_fixed: bool = False
+                ) -> tuple[torch.Tensor, torch.Tensor]:
         """x (B, T, E), lengths (B,) -> outputs (B, T, 2H) [forward; backward] and final states
-        (layers * 2, B, H) in nn.GRU's h_n order."""
-        if x.is_cuda or self.library:
+        (layers * 2, B, H) in nn.GRU's h_n order. ``shape_fixed``: the masked recurrence on every device,
+        whose operations depend on the shapes alone (a packed batch's depend on the lengths), as a pass
+        captured once a shape as a CUDA graph needs (solvers/gts_graphs.py)."""
+        if not shape_fixed and (x.is_cuda or self.library):
             return self._library_forward(x, lengths)
         B, T, _ = x.shape
         valid = (torch.arange(T, device=x.device)[:, None] < lengths.to(x.device)[None]).to(x.dtype)  # (T, B)

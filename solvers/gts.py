@@ -60,10 +60,11 @@ class GRUEncoder(nn.Module):
         # nn.GRU's equations with a faster CPU backward (solvers/fast_gru.py)
         self.gru = BiGRU(cfg.embedding_size, cfg.hidden_size, cfg.n_layers, dropout=cfg.dropout if cfg.n_layers > 1 else 0.0)
 
-    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Encoder states (B, T, H) and problem vectors (B, H)."""
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor, shape_fixed: bool = False
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encoder states (B, T, H) and problem vectors (B, H); ``shape_fixed`` as :meth:`BiGRU.forward`'s."""
         x = self.dropout(self.embedding(tokens))  # (B, T, E)
-        out, h_n = self.gru(x, lengths)  # (B, T, 2H), (layers * 2, B, H)
+        out, h_n = self.gru(x, lengths, shape_fixed)  # (B, T, 2H), (layers * 2, B, H)
         H = self.hidden_size
         return out[..., :H] + out[..., H:], h_n[-2] + h_n[-1]
 
@@ -90,18 +91,25 @@ class GTSModel(nn.Module):
                                   len(encoding.output.constants), cfg.dropout)
 
     def context(self, batch: Batch) -> DecoderContext:
-        enc, problem = self.encoder(batch.tokens, batch.lengths)
-        text_mask = torch.arange(batch.tokens.shape[1], device=enc.device)[None] < to_device(batch.lengths, enc.device)[:, None]
+        return self.context_of(batch.tokens, batch.lengths, batch.qty_positions, batch.qty_mask)
+
+    def context_of(self, tokens: torch.Tensor, lengths: torch.Tensor, qty_positions: torch.Tensor,
+                   qty_mask: torch.Tensor, shape_fixed: bool = False) -> DecoderContext:
+        """:meth:`context` of a batch's tensors; ``shape_fixed``: the encoder's operations depend on the shapes
+        alone (``lengths`` then on the encoder's device), for a pass captured as a CUDA graph."""
+        enc, problem = self.encoder(tokens, lengths, shape_fixed)
+        text_mask = torch.arange(tokens.shape[1], device=enc.device)[None] < to_device(lengths, enc.device)[:, None]
         with _decoder_precision(enc.device):
-            return self.decoder.context(enc, text_mask, problem, batch.qty_positions, batch.qty_mask)
+            return self.decoder.context(enc, text_mask, problem, qty_positions, qty_mask)
 
     def token_log_probs(self, batch: Batch) -> torch.Tensor:
         assert batch.target is not None and batch.target_mask is not None, "token_log_probs needs targets"
         return self.decoder.token_log_probs(self.context(batch), batch.target, batch.target_mask)  # (B, L)
 
-    def shape_fixed_loss(self, rows: int, device: torch.device, graphed: bool) -> ShapeFixedLoss:
-        """The trainer's ``dense`` and ``graphed`` steps (``TrainConfig.step``; solvers/gts_graphs.py)."""
-        return ShapeFixedLoss(self, rows, device, graphed)
+    def shape_fixed_loss(self, rows: int, device: torch.device, graphed: bool, whole: bool = False) -> ShapeFixedLoss:
+        """The trainer's ``dense``, ``graphed`` and ``graphed-whole`` steps (``TrainConfig.step``;
+        solvers/gts_graphs.py)."""
+        return ShapeFixedLoss(self, rows, device, graphed, whole)
 
     @staticmethod
     def decoder_precision(device: torch.device):

@@ -6,14 +6,18 @@ batch is padded up to a rounded shape (T tokens to a multiple of 16, L target po
 slots of 4, K merge levels of 2, B rows to the batch size), its plan built on the host
 (solvers/gts_dense.py), the encoder run eagerly, and the decoder's loss pass, whose kernels depend on
 that shape alone, captured once a shape with ``torch.cuda.make_graphed_callables`` and replayed (step
-``graphed``). Step ``dense`` runs the same padded pass eagerly: on the CPU it is how tests exercise this
-code; eager, it dispatches about 40% more operations than the row-wise pass (docs/solvers.md).
+``graphed``). Step ``graphed-whole`` captures the encoder with it (:class:`WholeLoss`: its masked recurrence,
+whose operations depend on the shapes alone): on the H200 a steady step of ``graphed`` still dispatched 1,135 aten
+operations and 1,664 kernel launches from the host besides its two graph launches, the eager encoder's forward
+and backward among them (605 aten operations of a row-wise batch there). Step ``dense`` runs
+the padded pass eagerly: on the CPU it is how tests exercise this code; eager, it dispatches about 40% more
+operations than the row-wise pass (docs/solvers.md).
 
 The captured pass keeps the dropout it was captured with (the decoder's, on while training); a replay
 draws new masks, as captured random draws advance the generator's offset (a CUDA test asserts it; it
 passed on the H200 on 2026-11-27, with the rest of tests/solvers/test_cuda.py). The optimizer, gradient
-clipping and the encoder stay outside the graph. float32 only: autocast inside a captured graph needs its
-cast cache off, not tried on a GPU yet.
+clipping (and with ``graphed`` the encoder) stay outside the graph. float32 only: autocast inside a captured
+graph needs its cast cache off, not tried on a GPU yet.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from solvers.device_copy import to_device
 from solvers.gts_decoder import DecoderContext
 from solvers.gts_dense import DensePlan, dense_log_probs, plan_of_targets
 from solvers.vocab import Batch
@@ -50,15 +55,42 @@ class DenseLoss(nn.Module):
         return -dense_log_probs(self.decoder, ctx, target, target_mask, qty, plan).sum()
 
 
-def dense_args(ctx: DecoderContext, batch: Batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
-    """:class:`DenseLoss`'s arguments, in its order."""
+class WholeLoss(nn.Module):
+    """:class:`DenseLoss` with the encoder inside: the summed negative log-likelihood of a padded batch from its
+    token ids, every input a tensor argument (what make_graphed_callables captures for step ``graphed-whole``).
+    The encoder runs its masked recurrence (solvers/fast_gru.py), whose operations depend on the shapes alone,
+    on every device; the packed cuDNN recurrence the other steps use on CUDA depends on the lengths."""
+
+    def __init__(self, model: nn.Module, repeated_values: bool = True):
+        super().__init__()
+        self.model = model
+        self.dense = DenseLoss(model.decoder, repeated_values)
+
+    def forward(self, tokens, lengths, qty_positions, qty_mask, *targets_and_plan):
+        ctx = self.model.context_of(tokens, lengths, qty_positions, qty_mask, shape_fixed=True)
+        return self.dense(*ctx._fields(), *targets_and_plan)
+
+
+def _targets_and_plan(batch: Batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
+    """The arguments :class:`DenseLoss` and :class:`WholeLoss` take after the context's or the batch's."""
     # without classes every slot is its own (no repeated value), as the row-wise pass reads a missing qty_class
     qty_class = batch.qty_class
     if qty_class is None:
         slots = torch.arange(batch.qty_positions.shape[1], device=batch.qty_positions.device)
         qty_class = slots.expand_as(batch.qty_positions).contiguous()  # a graph copies new inputs into it
-    return (*ctx._fields(), batch.target, batch.target_mask, qty_class, plan.parent, plan.is_right,
-            plan.left_step, plan.merge_pos, plan.merge_left, plan.merge_valid)
+    return (batch.target, batch.target_mask, qty_class, plan.parent, plan.is_right, plan.left_step, plan.merge_pos,
+            plan.merge_left, plan.merge_valid)
+
+
+def dense_args(ctx: DecoderContext, batch: Batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
+    """:class:`DenseLoss`'s arguments, in its order."""
+    return (*ctx._fields(), *_targets_and_plan(batch, plan))
+
+
+def whole_args(batch: Batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
+    """:class:`WholeLoss`'s arguments, in its order: the batch's on its device (its lengths too)."""
+    lengths = to_device(batch.lengths, batch.tokens.device)  # the host's lengths, pinned: no wait
+    return (batch.tokens, lengths, batch.qty_positions, batch.qty_mask, *_targets_and_plan(batch, plan))
 
 
 @dataclass(frozen=True)
@@ -75,19 +107,19 @@ class CaptureFootprint:
         return self.inputs + self.grads
 
 
-def capture_footprint(decoder: nn.Module, args: tuple[torch.Tensor, ...], repeated_values: bool = True
-                      ) -> CaptureFootprint:
-    """The pass a graphed step captures, forward and backward, run on the ``meta`` device, which has
-    shapes and no values: it raises where the pass would read a value back to the host (``.item()``,
-    ``.tolist()``, a data-dependent shape such as ``nonzero``) or mix in a tensor made on the host, none of
-    which a CUDA graph can capture; and it counts what a capture of ``args`` keeps (:class:`CaptureFootprint`).
-    ``decoder`` may already be on ``meta`` (a copy is moved there otherwise); ``args`` as :func:`dense_args`
-    gives them, their ``requires_grad`` as in training. Saved tensors are those autograd records; the
-    decoder's step layers save theirs the same way (solvers/step_autograd.py)."""
-    if next(decoder.parameters()).device.type != "meta":
-        decoder = copy.deepcopy(decoder).to("meta")
+def capture_footprint(loss: nn.Module, args: tuple[torch.Tensor, ...]) -> CaptureFootprint:
+    """The pass a graphed step captures (``loss``, a :class:`DenseLoss` or a :class:`WholeLoss`), forward and
+    backward, run on the ``meta`` device, which has shapes and no values: it raises where the pass would read
+    a value back to the host (``.item()``, ``.tolist()``, a data-dependent shape such as ``nonzero``) or mix in
+    a tensor made on the host, none of which a CUDA graph can capture; and it counts what a capture of ``args``
+    keeps (:class:`CaptureFootprint`). ``loss`` may already be on ``meta`` (a copy is moved there otherwise);
+    ``args`` as :func:`dense_args` or :func:`whole_args` gives them, their ``requires_grad`` as in training.
+    Saved tensors are those autograd records; the decoder's step layers save theirs the same way
+    (solvers/step_autograd.py)."""
+    if next(loss.parameters()).device.type != "meta":
+        loss = copy.deepcopy(loss).to("meta")
     meta_args = tuple(a.detach().to("meta").requires_grad_(a.requires_grad) for a in args)
-    params = list(decoder.parameters())
+    params = list(loss.parameters())
     known = {t.untyped_storage()._cdata for t in (*params, *meta_args)}
     saved: dict[int, int] = {}
 
@@ -98,9 +130,9 @@ def capture_footprint(decoder: nn.Module, args: tuple[torch.Tensor, ...], repeat
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        loss = DenseLoss(decoder, repeated_values)(*meta_args)
+        total = loss(*meta_args)
     wanted = [a for a in meta_args if a.requires_grad] + [p for p in params if p.requires_grad]
-    grads = torch.autograd.grad(loss, wanted, allow_unused=True)
+    grads = torch.autograd.grad(total, wanted, allow_unused=True)
     return CaptureFootprint(inputs=sum(_nbytes(a) for a in meta_args),
                             grads=sum(_nbytes(g) for g in grads if g is not None), saved=sum(saved.values()))
 
@@ -141,12 +173,23 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
+# Eager forward and backward runs before each capture of the whole pass (make_graphed_callables' num_warmup_iters;
+# torch's default is 3, "DistributedDataParallel needs 11"). They run on a side stream of their own, not the
+# capture's, so what they warm is what a first run loads once (kernels, the autograd engine's device thread,
+# cuBLAS's handle); the pass has no cuDNN call to tune. A capture of the decoder's pass cost about 0.9 s on the
+# H200, about three eager passes' time (one MAWPS batch: 347.8 ms eager, 1.07 s to capture; docs/solvers.md).
+# Not yet run on a GPU with 1.
+WHOLE_WARMUPS = 1
+
+
 class ShapeFixedLoss:
-    """A training's loss function for the ``dense`` and ``graphed`` steps: called with a batch still on the
-    host (its plan is read from the host targets, so no step waits on the GPU), it returns the mean
+    """A training's loss function for the ``dense``, ``graphed`` and ``graphed-whole`` steps: called with a batch
+    still on the host (its plan is read from the host targets, so no step waits on the GPU), it returns the mean
     negative log-likelihood per target token, as the model's own ``loss``. ``graphed`` keeps one captured
-    decoder pass a rounded shape for the training's life (``captures``, ``capture_seconds`` say how many
-    and how long).
+    pass a rounded shape for the training's life (``captures``, ``capture_seconds`` say how many and how
+    long): the decoder's, the encoder run eagerly before it, or with ``whole`` (step ``graphed-whole``) the
+    encoder's and the decoder's in one, so that a replayed step launches from the host only its inputs' copies,
+    the clipping's and the optimizer's kernels besides its two graphs.
 
     With ``graphed``, no loss of an eager pass through the decoder may still be referenced when a batch of a
     new shape comes (the trainer drops each step's loss at once): its autograd graph keeps the parameters'
@@ -154,11 +197,11 @@ class ShapeFixedLoss:
     (cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking
     stream"; the H200 session of 2026-11-27)."""
 
-    def __init__(self, model: nn.Module, rows: int, device: torch.device, graphed: bool):
+    def __init__(self, model: nn.Module, rows: int, device: torch.device, graphed: bool, whole: bool = False):
         if graphed and device.type != "cuda":
             raise ValueError(f"step 'graphed' captures CUDA graphs: it needs a CUDA device, not {device.type}")
-        self.model, self.rows, self.device, self.graphed = model, rows, device, graphed
-        self.eager = DenseLoss(model.decoder, model.cfg.any_equal_slot)
+        self.model, self.rows, self.device, self.graphed, self.whole = model, rows, device, graphed, whole
+        self.eager = self.loss_module()
         self.graphs: dict[tuple[int, int, int, int], nn.Module] = {}
         self.capture_seconds = 0.0
         # One memory pool for every capture: a graph's scratch memory (what it frees before its capture ends)
@@ -174,17 +217,25 @@ class ShapeFixedLoss:
     def captures(self) -> int:
         return len(self.graphs)
 
+    def loss_module(self) -> nn.Module:
+        """The pass this step runs (and captures): the decoder's (:class:`DenseLoss`, the encoder eager before
+        it) or, with ``whole``, the encoder's and the decoder's together (:class:`WholeLoss`)."""
+        repeated = self.model.cfg.any_equal_slot
+        return WholeLoss(self.model, repeated) if self.whole else DenseLoss(self.model.decoder, repeated)
+
     def _captured(self, key, args: tuple[torch.Tensor, ...]) -> nn.Module:
         if key not in self.graphs:
             t0 = time.perf_counter()
             sample = tuple(t.detach().requires_grad_(t.requires_grad) for t in args)
-            # the decoder's layers the context applies (attention's encoder half, the number scorer's, the
-            # constants) do no work inside the pass: their gradients flow through the context, outside it
+            # without ``whole`` the decoder's layers the context applies (attention's encoder half, the number
+            # scorer's, the constants) do no work inside the pass: their gradients flow through the context,
+            # outside it. The warm-up runs (eager, on a side stream, before the capture) are torch's default 3
+            # for the decoder's pass as measured on the H200; the whole pass takes 1 (WHOLE_WARMUPS)
             try:
                 with _no_collection():
                     self.graphs[key] = torch.cuda.make_graphed_callables(
-                        DenseLoss(self.model.decoder, self.model.cfg.any_equal_slot), sample,
-                        allow_unused_input=True, pool=self.pool)
+                        self.loss_module(), sample, allow_unused_input=True, pool=self.pool,
+                        num_warmup_iters=WHOLE_WARMUPS if self.whole else 3)
             except torch.OutOfMemoryError as e:
                 raise torch.OutOfMemoryError(
                     f"step 'graphed': out of GPU memory capturing batch shape {key} with {self.captures} shapes "
@@ -205,13 +256,16 @@ class ShapeFixedLoss:
             gc.collect()
 
     def padded_args(self, batch: Batch) -> tuple[tuple[int, int, int, int], tuple[torch.Tensor, ...]]:
-        """The batch's rounded shape, and the pass's arguments (:func:`dense_args`): the batch padded to that
-        shape and moved to the device, the encoder run on it, its plan built on the host."""
+        """The batch's rounded shape, and the pass's arguments: the batch padded to that shape and moved to the
+        device, its plan built on the host; the encoder run on it (:func:`dense_args`) or, with ``whole``, the
+        batch's own tensors (:func:`whole_args`)."""
         if batch.size > self.rows:
             raise ValueError(f"a batch of {batch.size} rows for a step shaped for {self.rows}")
         key, plan = rounded_plan(batch, self.model.decoder.n_ops, self.rows)
         T, L, Q, _ = key
         padded = batch.padded(T, L, Q, self.rows).to(self.device)
+        if self.whole:
+            return key, whole_args(padded, plan.to(self.device))
         return key, dense_args(self.model.context(padded), padded, plan.to(self.device))
 
     def __call__(self, batch: Batch) -> torch.Tensor:

@@ -33,7 +33,7 @@ import torch
 from tqdm.auto import tqdm
 
 from mwp.problem import Problem
-from solvers.base import EpochStats, Likelihood, Prediction, TrainConfig, TrainResult
+from solvers.base import GRAPHED_STEPS, EpochStats, Likelihood, Prediction, TrainConfig, TrainResult
 from solvers import train_state
 from solvers.evaluate import evaluate_predictions, prediction_expression
 from solvers.vocab import Batch, Encoding, EncodingError
@@ -218,15 +218,16 @@ def train_step(model, batch, config: TrainConfig, optimizer, scaler, device: tor
 def shape_fixed_loss(model, config: TrainConfig, device: torch.device,
                      amp_dtype: torch.dtype | None) -> Callable[[Batch], torch.Tensor] | None:
     """The loss function of ``config.step`` (None: the model's own, the row-wise pass); a ValueError when the
-    model has no shape-fixed pass (a model that has one says so by a ``shape_fixed_loss(rows, device, graphed)``
+    model has no shape-fixed pass (a model that has one says so by a ``shape_fixed_loss(rows, device, graphed, whole)``
     method; the precision and the device are checked by TrainConfig and the pass itself)."""
     if config.step == "rowwise":
         return None
     if not hasattr(model, "shape_fixed_loss"):
         raise ValueError(f"step {config.step!r}: {type(model).__name__} has no shape-fixed pass (GTS has; "
                          "use step rowwise)")
-    assert config.step != "graphed" or amp_dtype is None, "TrainConfig refuses graphed without fp32"
-    return model.shape_fixed_loss(config.batch_size, device, graphed=config.step == "graphed")
+    graphed = config.step in GRAPHED_STEPS
+    assert not graphed or amp_dtype is None, "TrainConfig refuses a graphed step without fp32"
+    return model.shape_fixed_loss(config.batch_size, device, graphed=graphed, whole=config.step == "graphed-whole")
 
 
 def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig, optimizer, scaler,

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from baseline_toys import GOLD, assert_valid_predictions, toy_problems, unseen_problems
-from solvers.base import TrainConfig
+from solvers.base import GRAPHED_STEPS, TrainConfig
 from solvers.fast_gru import BiGRU
 from solvers.registry import build_solver, load_solver
 from solvers.trainer import float32_products
@@ -141,10 +141,11 @@ def test_a_loop_round_trains_evaluates_and_scores_on_cuda(tmp_path):
     assert on_cpu == pytest.approx(scores, rel=1e-3)
 
 
-def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda():
-    """One captured decoder pass a rounded shape (solvers/gts_graphs.py), the captures sharing one memory
-    pool: batches of two shapes, replays with other inputs and a padded row, each the model's own loss and
-    gradients in float32."""
+@pytest.mark.parametrize("step", GRAPHED_STEPS)
+def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda(step):
+    """One captured pass a rounded shape (solvers/gts_graphs.py; the decoder's, or with graphed-whole the
+    encoder's and the decoder's), the captures sharing one memory pool: batches of two shapes, replays with
+    other inputs and a padded row, each the model's own loss and gradients in float32."""
     from solvers.gts import GTSConfig, GTSModel
     from solvers.gts_graphs import ShapeFixedLoss, rounded_plan
     from solvers.vocab import build_encoding
@@ -159,7 +160,7 @@ def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda():
     rows = 4
     shape = [rounded_plan(b, model.decoder.n_ops, rows)[0] for b in (first, second, other)]
     assert shape[0] == shape[1] != shape[2]
-    graphed = ShapeFixedLoss(model, rows, torch.device("cuda"), graphed=True)
+    graphed = ShapeFixedLoss(model, rows, torch.device("cuda"), graphed=True, whole=step == "graphed-whole")
     with float32_products():
         for batch in (first, second, other, first):
             results = []
@@ -190,20 +191,21 @@ def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda():
     assert graphed.captures == 0 and torch.cuda.memory_allocated() < before
 
 
-def test_training_with_the_graphed_step_follows_the_row_wise_training_on_cuda():
+@pytest.mark.parametrize("graphed_step", GRAPHED_STEPS)
+def test_training_with_the_graphed_step_follows_the_row_wise_training_on_cuda(graphed_step):
     losses = {}
-    for step in ("rowwise", "graphed"):
+    for step in ("rowwise", graphed_step):
         solver = build_solver("gts", device="cuda", embedding_size=16, hidden_size=16, dropout=0.0)
         cfg = TrainConfig(epochs=4, batch_size=3, lr=1e-2, weight_decay=0.0, device="cuda", precision="fp32",
                           progress=False, eval_every=10**9, step=step)
         losses[step] = [e.train_loss for e in solver.fit(toy_problems(), [], cfg).epochs]
-    assert losses["graphed"][0] == pytest.approx(losses["rowwise"][0], rel=1e-3)
-    assert losses["graphed"] == pytest.approx(losses["rowwise"], rel=2e-2)
-    assert losses["graphed"][-1] < 0.8 * losses["graphed"][0]
+    assert losses[graphed_step][0] == pytest.approx(losses["rowwise"][0], rel=1e-3)
+    assert losses[graphed_step] == pytest.approx(losses["rowwise"], rel=2e-2)
+    assert losses[graphed_step][-1] < 0.8 * losses[graphed_step][0]
     # dropout on (a captured pass draws new masks at every replay), then it predicts valid expressions
     solver = build_solver("gts", device="cuda", embedding_size=32, hidden_size=64)
     cfg = TrainConfig(epochs=30, batch_size=4, lr=1e-2, weight_decay=0.0, device="cuda", precision="fp32",
-                      progress=False, eval_every=10**9, step="graphed")
+                      progress=False, eval_every=10**9, step=graphed_step)
     result = solver.fit(toy_problems(), [], cfg)
     assert result.epochs[-1].train_loss < 0.5 * result.epochs[0].train_loss
     # each epoch says how many shapes it captured and how long that took, within its seconds
@@ -213,7 +215,7 @@ def test_training_with_the_graphed_step_follows_the_row_wise_training_on_cuda():
     assert_valid_predictions(toy_problems(), solver.predict(toy_problems(), beam_size=2))
 
 
-def _graphed_setup(dropout: float):
+def _graphed_setup(dropout: float, step: str):
     from solvers.gts import GTSConfig, GTSModel
     from solvers.trainer import make_optimizer, shape_fixed_loss
     from solvers.vocab import build_encoding
@@ -222,21 +224,22 @@ def _graphed_setup(dropout: float):
     enc = build_encoding(problems)
     torch.manual_seed(0)
     model = GTSModel(GTSConfig(embedding_size=16, hidden_size=32, dropout=dropout), enc).cuda().train()
-    config = TrainConfig(batch_size=4, device="cuda", precision="fp32", progress=False, step="graphed")
+    config = TrainConfig(batch_size=4, device="cuda", precision="fp32", progress=False, step=step)
     device = torch.device("cuda")
     optimizer = make_optimizer(model, config, device)
     scaler = torch.amp.GradScaler("cuda", enabled=False)
     return problems, enc, model, config, device, optimizer, scaler, shape_fixed_loss(model, config, device, None)
 
 
-def test_a_steady_graphed_step_never_waits_on_the_gpu():
+@pytest.mark.parametrize("step", GRAPHED_STEPS)
+def test_a_steady_graphed_step_never_waits_on_the_gpu(step):
     """After its shape is captured, a graphed training step (the trainer's train_step and its loss sum)
     makes no call that waits for the GPU: the batch goes through pinned memory, the plan is the host's,
     the loss is not read. torch's sync debug mode warns at any such call (solvers/device_copy.host_waits)."""
     from solvers.device_copy import host_waits
     from solvers.trainer import train_step
 
-    problems, enc, model, config, device, optimizer, scaler, loss_of = _graphed_setup(0.0)
+    problems, enc, model, config, device, optimizer, scaler, loss_of = _graphed_setup(0.0, step)
     first, second = enc.batch(problems[:4]), enc.batch(problems[3::-1])  # one shape, other row order
     with float32_products():
         for _ in range(2):
@@ -254,11 +257,12 @@ def test_a_steady_graphed_step_never_waits_on_the_gpu():
     assert loss_of.captures == 1 and all(math.isfinite(loss.item()) for loss in losses)
 
 
-def test_a_graphed_pass_draws_new_dropout_masks_at_every_replay():
-    """The captured pass alone, replayed on the very same inputs (one encoder run, whose own dropout would
-    otherwise make the losses differ anyway): each replay another loss; a graph that had baked its masks
-    in would give one."""
-    problems, enc, model, _, _, _, _, loss_of = _graphed_setup(0.5)
+@pytest.mark.parametrize("step", GRAPHED_STEPS)
+def test_a_graphed_pass_draws_new_dropout_masks_at_every_replay(step):
+    """The captured pass alone, replayed on the very same inputs (with graphed, one encoder run, whose own
+    dropout would otherwise make the losses differ anyway): each replay another loss; a graph that had baked
+    its masks in would give one."""
+    problems, enc, model, _, _, _, _, loss_of = _graphed_setup(0.5, step)
     with float32_products():
         key, args = loss_of.padded_args(enc.batch(problems[:4]))
         graph = loss_of._captured(key, args)

@@ -107,6 +107,30 @@ def test_the_library_path_cuda_takes_computes_the_same_function_and_gradients(le
         assert torch.allclose(p.grad, dict(lib.named_parameters())[name].grad, atol=1e-12), name
 
 
+def test_shape_fixed_takes_the_masked_recurrence_where_the_library_path_would_run(monkeypatch):
+    """A CUDA graph is captured once a shape: ``shape_fixed`` runs the masked recurrence even where the packed
+    library path would (CUDA; here ``library=True``), as the same function (float64), and on the ``meta``
+    device, where a read of the lengths' values (packing needs them) would raise."""
+    B, T, E, H = 4, 7, 5, 6
+    ours, _ = _pair(E, H, layers=2)
+    lib = BiGRU(E, H, 2, library=True).double()
+    lib.load_state_dict(ours.state_dict())
+    lengths = torch.tensor([7, 3, 5, 1])
+    x = torch.randn(B, T, E, dtype=torch.float64)
+    out, finals = ours(x, lengths)
+
+    def no_packing(*args):
+        raise AssertionError("the shape-fixed path packed the batch")
+
+    monkeypatch.setattr("solvers.fast_gru.pack_rows", no_packing)
+    out_fixed, finals_fixed = lib(x, lengths, shape_fixed=True)
+    assert torch.equal(out_fixed, out) and torch.equal(finals_fixed, finals)
+    with pytest.raises(AssertionError, match="packed"):
+        lib(x, lengths)  # the library path, without the flag
+    meta_out, meta_finals = lib.to("meta")(x.to("meta"), lengths.to("meta"), shape_fixed=True)
+    assert meta_out.shape == (B, T, 2 * H) and meta_finals.shape == (4, B, H)
+
+
 def test_packing_gathers_what_torch_packs():
     """``packing``'s rows, taken from the flattened batch, are torch's packed data and its batch sizes;
     the inverse permutation puts the sorted order back; pack_rows and unpack_rows give back the batch."""

@@ -9,7 +9,7 @@ import torch
 
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig, GTSModel
-from solvers.gts_graphs import DenseLoss, ShapeFixedLoss, capture_footprint, rounded_plan
+from solvers.gts_graphs import DenseLoss, ShapeFixedLoss, WholeLoss, capture_footprint, rounded_plan
 from solvers.registry import build_solver
 from solvers.train_state import identity
 from solvers.vocab import build_encoding
@@ -24,8 +24,11 @@ def _model(any_equal_slot: bool, problems):
     return GTSModel(cfg, enc).double().train(), enc
 
 
+@pytest.mark.parametrize("whole", [False, True], ids=["decoder-pass", "whole-pass"])
 @pytest.mark.parametrize("any_equal_slot", [False, True])
-def test_the_padded_dense_loss_equals_the_models_loss_with_its_gradients(any_equal_slot):
+def test_the_padded_dense_loss_equals_the_models_loss_with_its_gradients(any_equal_slot, whole):
+    """The padded pass of the graphed steps, eager: the decoder's after the encoder (step graphed) or the
+    encoder's and the decoder's in one module (step graphed-whole), against the model's own loss."""
     problems = hand_problems()
     model, enc = _model(any_equal_slot, problems)
     batch = enc.batch(problems)
@@ -35,7 +38,7 @@ def test_the_padded_dense_loss_equals_the_models_loss_with_its_gradients(any_equ
     T, L, Q, K = key
     assert (T % 16, L % 4, Q % 4, K % 2) == (0, 0, 0, 0) and L > batch.target.shape[1] - 4
     grads = []
-    for loss_of in (model.loss, ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False)):
+    for loss_of in (model.loss, ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False, whole=whole)):
         model.zero_grad()
         loss = loss_of(batch)
         loss.backward()
@@ -79,6 +82,8 @@ def test_the_settings_a_shape_fixed_step_cannot_take_are_refused_by_name():
         TrainConfig(step="graphed")
     with pytest.raises(ValueError, match=r"needs precision fp32 \(got fp32\) and a CUDA device \(got cpu\)"):
         TrainConfig(step="graphed", precision="fp32", device="cpu")
+    with pytest.raises(ValueError, match=r"step graphed-whole captures .* \(got bf16\) and a CUDA device \(got auto\)"):
+        TrainConfig(step="graphed-whole", precision="bf16")
     lstm = build_solver("lstm", device="cpu")
     with pytest.raises(ValueError, match="step 'dense': .* has no shape-fixed pass"):
         lstm.fit(problems, [], TrainConfig(epochs=1, device="cpu", progress=False, step="dense"))
@@ -94,11 +99,12 @@ def test_a_saved_training_state_keeps_its_identity_at_the_default_step():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="device auto finds a GPU here")
-def test_graphed_is_refused_when_device_auto_finds_no_gpu():
+@pytest.mark.parametrize("step", ["graphed", "graphed-whole"])
+def test_graphed_is_refused_when_device_auto_finds_no_gpu(step):
     gts = build_solver("gts", device="auto", embedding_size=8, hidden_size=8)
     with pytest.raises(ValueError, match="'graphed' captures CUDA graphs: it needs a CUDA device, not cpu"):
         gts.fit(toy_problems(), [], TrainConfig(epochs=1, device="auto", precision="fp32", progress=False,
-                                                step="graphed"))
+                                                step=step))
 
 
 def test_a_batch_without_value_classes_reads_every_slot_as_its_own():
@@ -128,7 +134,7 @@ def test_the_captured_pass_reads_nothing_back_and_its_footprint_counts_what_a_ca
     model = GTSModel(GTSConfig(embedding_size=12, hidden_size=16, dropout=dropout, any_equal_slot=any_equal_slot),
                      enc).train()
     args = _padded_args(model, enc, problems)
-    footprint = capture_footprint(model.decoder, args, any_equal_slot)
+    footprint = capture_footprint(DenseLoss(model.decoder, any_equal_slot), args)
     assert footprint.inputs == sum(a.numel() * a.element_size() for a in args)
     # the real pass on the CPU: which inputs and parameters get a gradient
     inputs = tuple(a.detach().requires_grad_(a.requires_grad) for a in args)
@@ -139,11 +145,44 @@ def test_the_captured_pass_reads_nothing_back_and_its_footprint_counts_what_a_ca
     assert footprint.kept == footprint.inputs + footprint.grads and footprint.saved > footprint.inputs
 
 
+@pytest.mark.parametrize("dropout", [0.0, 0.5])
+def test_the_whole_pass_reads_nothing_back_with_the_encoder_in_it(dropout, monkeypatch):
+    """Step graphed-whole captures the encoder too: the whole pass runs on the meta device, its encoder on the
+    masked recurrence even where the packed one would run (on CUDA; here ``library=True``, with packing made
+    to fail: packing reads the lengths' values), and its footprint's gradients are those of every parameter
+    the real pass on the CPU reaches, the encoder's and the embedding's included."""
+    problems = hand_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(3)
+    model = GTSModel(GTSConfig(embedding_size=12, hidden_size=16, dropout=dropout), enc).train()
+    batch = enc.batch(problems)
+    step = ShapeFixedLoss(model, batch.size + 3, torch.device("cpu"), graphed=False, whole=True)
+    args = step.padded_args(batch)[1]
+    assert isinstance(step.loss_module(), WholeLoss) and torch.equal(args[0][:batch.size, :batch.tokens.shape[1]],
+                                                                     batch.tokens)  # token ids, not states
+    inputs = tuple(a.detach().requires_grad_(a.requires_grad) for a in args)
+    params = list(model.parameters())
+    grads = torch.autograd.grad(WholeLoss(model)(*inputs), params, allow_unused=True)
+    encoder = {id(p) for p in model.encoder.parameters()}
+    assert all(g is not None for p, g in zip(params, grads) if id(p) in encoder)  # the encoder is in the pass
+    model.encoder.gru.library = True
+
+    def no_packing(*a):
+        raise AssertionError("the whole pass packed its batch")
+
+    monkeypatch.setattr("solvers.fast_gru.pack_rows", no_packing)
+    footprint = capture_footprint(WholeLoss(model), args)
+    assert footprint.inputs == sum(a.numel() * a.element_size() for a in args)
+    assert footprint.grads == sum(g.numel() * g.element_size() for g in grads if g is not None)
+    with pytest.raises(AssertionError, match="packed"):
+        model.encoder(*args[:2])  # the encoder without the flag: the library path
+
+
 def test_the_footprint_refuses_a_pass_that_reads_a_value_back_to_the_host(monkeypatch):
     problems = hand_problems()
     model, enc = _model(True, problems)
     args = _padded_args(model, enc, problems)
-    capture_footprint(model.decoder, args)  # the pass as it is: runs
+    capture_footprint(DenseLoss(model.decoder), args)  # the pass as it is: runs
     op_labels = type(model.decoder).op_labels
 
     def reads_back(self, tokens, dtype):
@@ -152,7 +191,7 @@ def test_the_footprint_refuses_a_pass_that_reads_a_value_back_to_the_host(monkey
 
     monkeypatch.setattr(type(model.decoder), "op_labels", reads_back)
     with pytest.raises((NotImplementedError, RuntimeError)):
-        capture_footprint(model.decoder, args)
+        capture_footprint(DenseLoss(model.decoder), args)
 
 
 def test_a_capture_runs_with_the_cycle_collector_off_after_a_collection():

@@ -115,7 +115,9 @@ def capture_footprint(loss: nn.Module, args: tuple[torch.Tensor, ...]) -> Captur
     keeps (:class:`CaptureFootprint`). ``loss`` may already be on ``meta`` (a copy is moved there otherwise);
     ``args`` as :func:`dense_args` or :func:`whole_args` gives them, their ``requires_grad`` as in training.
     Saved tensors are those autograd records; the decoder's step layers save theirs the same way
-    (solvers/step_autograd.py)."""
+    (solvers/step_autograd.py). Not caught here: a tensor the pass builds from host values onto the arguments'
+    device (``torch.tensor(values, device=x.device)``), which meta accepts and a capture does not (a host copy);
+    the pass builds none today (read, 2026-11-27)."""
     if next(loss.parameters()).device.type != "meta":
         loss = copy.deepcopy(loss).to("meta")
     meta_args = tuple(a.detach().to("meta").requires_grad_(a.requires_grad) for a in args)
@@ -173,6 +175,11 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
+def _step(whole: bool) -> str:
+    """The TrainConfig.step that captures graphs of this kind, as error messages name it."""
+    return "graphed-whole" if whole else "graphed"
+
+
 # Eager forward and backward runs before each capture of the whole pass (make_graphed_callables' num_warmup_iters;
 # torch's default is 3, "DistributedDataParallel needs 11"). They run on a side stream of their own, not the
 # capture's, so what they warm is what a first run loads once (kernels, the autograd engine's device thread,
@@ -191,15 +198,15 @@ class ShapeFixedLoss:
     encoder's and the decoder's in one, so that a replayed step launches from the host only its inputs' copies,
     the clipping's and the optimizer's kernels besides its two graphs.
 
-    With ``graphed``, no loss of an eager pass through the decoder may still be referenced when a batch of a
-    new shape comes (the trainer drops each step's loss at once): its autograd graph keeps the parameters'
+    With ``graphed``, no loss of an eager pass through the decoder (with ``whole``, through any part of the
+    model) may still be referenced when a batch of a new shape comes (the trainer drops each step's loss at once): its autograd graph keeps the parameters'
     gradient accumulators, made on the default stream, and a capture whose backward reaches them fails
     (cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking
     stream"; the H200 session of 2026-11-27)."""
 
     def __init__(self, model: nn.Module, rows: int, device: torch.device, graphed: bool, whole: bool = False):
         if graphed and device.type != "cuda":
-            raise ValueError(f"step 'graphed' captures CUDA graphs: it needs a CUDA device, not {device.type}")
+            raise ValueError(f"step '{_step(whole)}' captures CUDA graphs: it needs a CUDA device, not {device.type}")
         self.model, self.rows, self.device, self.graphed, self.whole = model, rows, device, graphed, whole
         self.eager = self.loss_module()
         self.graphs: dict[tuple[int, int, int, int], nn.Module] = {}
@@ -238,8 +245,8 @@ class ShapeFixedLoss:
                         num_warmup_iters=WHOLE_WARMUPS if self.whole else 3)
             except torch.OutOfMemoryError as e:
                 raise torch.OutOfMemoryError(
-                    f"step 'graphed': out of GPU memory capturing batch shape {key} with {self.captures} shapes "
-                    "captured (each keeps its inputs and gradients, about 60 MiB at paper size; a Math23K "
+                    f"step '{_step(self.whole)}': out of GPU memory capturing batch shape {key} with {self.captures} "
+                    "shapes captured (each keeps its inputs and gradients, 50 to 60 MiB at paper size; a Math23K "
                     "training captures about 145, docs/solvers.md): train with step 'rowwise' on this GPU"
                 ) from e
             self.capture_seconds += time.perf_counter() - t0
@@ -270,7 +277,7 @@ class ShapeFixedLoss:
 
     def __call__(self, batch: Batch) -> torch.Tensor:
         if self.graphed and not self.model.training:
-            raise ValueError("step 'graphed' replays the training pass (dropout on): call it in train mode")
+            raise ValueError(f"step '{_step(self.whole)}' replays the training pass (dropout on): call it in train mode")
         key, args = self.padded_args(batch)
         loss_pass = self._captured(key, args) if self.graphed else self.eager
         with self.model.decoder_precision(self.device):

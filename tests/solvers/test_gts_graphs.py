@@ -102,7 +102,7 @@ def test_a_saved_training_state_keeps_its_identity_at_the_default_step():
 @pytest.mark.parametrize("step", ["graphed", "graphed-whole"])
 def test_graphed_is_refused_when_device_auto_finds_no_gpu(step):
     gts = build_solver("gts", device="auto", embedding_size=8, hidden_size=8)
-    with pytest.raises(ValueError, match="'graphed' captures CUDA graphs: it needs a CUDA device, not cpu"):
+    with pytest.raises(ValueError, match=f"step '{step}' captures CUDA graphs: it needs a CUDA device, not cpu"):
         gts.fit(toy_problems(), [], TrainConfig(epochs=1, device="auto", precision="fp32", progress=False,
                                                 step=step))
 
@@ -176,6 +176,20 @@ def test_the_whole_pass_reads_nothing_back_with_the_encoder_in_it(dropout, monke
     assert footprint.grads == sum(g.numel() * g.element_size() for g in grads if g is not None)
     with pytest.raises(AssertionError, match="packed"):
         model.encoder(*args[:2])  # the encoder without the flag: the library path
+
+
+def test_every_argument_of_the_whole_pass_is_on_the_steps_device():
+    """A captured pass copies its arguments into its static inputs on the GPU: each must be on the step's device
+    already. Batch.to leaves the lengths on the host (the packed path wants them there), so the whole pass's
+    arguments move them themselves; capture_footprint moves everything to meta and cannot tell. Here the step's
+    device is meta: every argument lands there."""
+    problems = hand_problems()
+    model, enc = _model(True, problems)
+    batch = enc.batch(problems)
+    step = ShapeFixedLoss(model, batch.size + 1, torch.device("meta"), graphed=False, whole=True)
+    args = step.padded_args(batch)[1]
+    assert {a.device.type for a in args} == {"meta"}
+    assert args[1].shape == (batch.size + 1,)  # the lengths, padded rows included
 
 
 def test_the_footprint_refuses_a_pass_that_reads_a_value_back_to_the_host(monkeypatch):

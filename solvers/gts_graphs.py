@@ -199,8 +199,9 @@ class ShapeFixedLoss:
     the clipping's and the optimizer's kernels besides its two graphs.
 
     With ``graphed``, no loss of an eager pass through the decoder (with ``whole``, through any part of the
-    model) may still be referenced when a batch of a new shape comes (the trainer drops each step's loss at once): its autograd graph keeps the parameters'
-    gradient accumulators, made on the default stream, and a capture whose backward reaches them fails
+    model) may still be referenced when a batch of a new shape comes (the trainer drops each step's loss at
+    once): its autograd graph keeps the parameters' gradient accumulators, made on the default stream, and a
+    capture whose backward reaches them fails
     (cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking
     stream"; the H200 session of 2026-11-27)."""
 
@@ -277,7 +278,8 @@ class ShapeFixedLoss:
 
     def __call__(self, batch: Batch) -> torch.Tensor:
         if self.graphed and not self.model.training:
-            raise ValueError(f"step '{_step(self.whole)}' replays the training pass (dropout on): call it in train mode")
+            raise ValueError(f"step '{_step(self.whole)}' replays the training pass (dropout on): call it in "
+                             "train mode")
         key, args = self.padded_args(batch)
         loss_pass = self._captured(key, args) if self.graphed else self.eager
         with self.model.decoder_precision(self.device):

@@ -218,8 +218,8 @@ def train_step(model, batch, config: TrainConfig, optimizer, scaler, device: tor
 def shape_fixed_loss(model, config: TrainConfig, device: torch.device,
                      amp_dtype: torch.dtype | None) -> Callable[[Batch], torch.Tensor] | None:
     """The loss function of ``config.step`` (None: the model's own, the row-wise pass); a ValueError when the
-    model has no shape-fixed pass (a model that has one says so by a ``shape_fixed_loss(rows, device, graphed, whole)``
-    method; the precision and the device are checked by TrainConfig and the pass itself)."""
+    model has no shape-fixed pass (a model that has one says so by a ``shape_fixed_loss(rows, device, graphed,
+    whole)`` method; the precision and the device are checked by TrainConfig and the pass itself)."""
     if config.step == "rowwise":
         return None
     if not hasattr(model, "shape_fixed_loss"):

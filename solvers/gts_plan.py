@@ -75,6 +75,28 @@ def tree_plan(targets: list[list[int]], n_ops: int, length: int) -> TreePlan:
                     m_parent, m_left, m_valid, merges_at)
 
 
+class IndexPool:
+    """Index lists gathered on the host and copied to the device as one tensor (one copy, no device sync
+    in the pass that reads them), handed back as slices of it."""
+
+    def __init__(self) -> None:
+        self.flat: list[int] = []
+        self.spans: list[tuple[int, int]] = []
+
+    def add(self, values: list[int]) -> int:
+        """Adds a list; returns its number, its place in :meth:`tensors`."""
+        self.spans.append((len(self.flat), len(self.flat) + len(values)))
+        self.flat.extend(values)
+        return len(self.spans) - 1
+
+    def tensors(self, device: torch.device | str) -> list[torch.Tensor]:
+        """Every list added, in order, as a slice of one long tensor on ``device`` (empty lists share one
+        empty slice)."""
+        whole = to_device(torch.tensor(self.flat, dtype=torch.long), device)
+        nothing = whole[:0]
+        return [whole[a:b] if b > a else nothing for a, b in self.spans]
+
+
 @dataclass
 class StepRows:
     """Which rows each teacher-forced step computes what for (rows = examples sorted longest first, the
@@ -127,13 +149,8 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
         n_op_total += len(rows)
         n_sub_total += active[t]
 
-    flat: list[int] = []  # every index list, one after the other; each becomes a slice of one tensor
-    spans: list[tuple[int, int]] = []
-
-    def tensor(values: list[int]) -> int:
-        spans.append((len(flat), len(flat) + len(values)))
-        flat.extend(values)
-        return len(spans) - 1
+    pool = IndexPool()  # every index list, one after the other; each becomes a slice of one tensor
+    tensor = pool.add
 
     def op_at(b: int, p: int) -> int:
         return op_offset[p] + op_pos[p][b]
@@ -172,9 +189,7 @@ def step_rows(targets: list[list[int]], n_ops: int, length: int, active: list[in
     op_rows_at = [tensor(list(range(op_offset[t], op_offset[t] + len(op_pos[t])))) for t in range(length)]
     token_at = tensor([b * length + t for t in range(length) for b in range(active[t])])
     token_row = tensor([b for t in range(length) for b in range(active[t])])
-    whole = to_device(torch.tensor(flat, dtype=torch.long), device)
-    nothing = whole[:0]
-    pieces = [whole[a:b] if b > a else nothing for a, b in spans]  # one shared empty slice
+    pieces = pool.tensors(device)
     for name in ("unsort", "left_goal_at", "right_goal_at", "sibling_at", "ops"):
         setattr(out, name, [pieces[i] for i in getattr(out, name)])
     for name in ("merge_rows", "merge_label_at", "merge_left_at", "merge_self_at"):

@@ -52,6 +52,7 @@ def run_one(args, precision: str, seed: int, out: Path) -> None:
            # the paper's 1e-3 is every solver_speed.py's default: left out, older code without --lr runs too
            *([] if args.lr == 1e-3 else ["--lr", str(args.lr)]),
            *([] if args.step == "rowwise" else ["--step", args.step]),  # likewise
+           *([] if args.teacher_pass == "waves" else ["--teacher-pass", args.teacher_pass]),  # likewise
            *([] if args.no_resume else ["--resume-dir", str(Path(args.state_dir) / run_name(precision, seed))]),
            "--out", str(out), *(["--data", args.data] if args.data else [])]
     print(f"== {run_name(precision, seed)}: {' '.join(cmd[1:])}", flush=True)
@@ -155,6 +156,8 @@ def main(argv=None) -> int:
                     "a larger batch's setting is compared against batch 64 with --baseline-dir")
     ap.add_argument("--step", default="rowwise", help="the trainings' step (TrainConfig.step): the graphed step "
                     "against the row-wise one with --baseline-dir")
+    ap.add_argument("--teacher-pass", default="waves", help="GTSConfig.teacher_pass of the trainings (positions: "
+                                                             "the pass before 2026-11-27)")
     ap.add_argument("--no-resume", action="store_true", help="no training state saved after each epoch (a run "
                                                              "that finishes in one sitting, as on a GPU)")
     ap.add_argument("--tiny", action="store_true", help="a check of the machinery in seconds: 2 epochs of a GTS "

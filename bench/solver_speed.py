@@ -49,6 +49,7 @@ from solvers.base import STEPS, TrainConfig  # noqa: E402
 from solvers.checkpoint import data_hash, save_checkpoint  # noqa: E402
 from solvers.evaluate import evaluate_predictions  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
+from solvers.gts_decoder import TEACHER_PASSES  # noqa: E402
 from solvers.trainer import length_bucketed, log_likelihoods, predict, train_model  # noqa: E402
 from solvers.vocab import build_encoding  # noqa: E402
 
@@ -162,6 +163,9 @@ def main(argv=None) -> int:
                     help="input words seen fewer times in training become <unk> (default: GTSConfig's)")
     ap.add_argument("--first-slot", action="store_true",
                     help="train a repeated value on its first slot (GTSConfig.any_equal_slot=False; the runs before 2026-11-24)")
+    ap.add_argument("--teacher-pass", default=GTSConfig.teacher_pass, choices=TEACHER_PASSES,
+                    help="teacher forcing's walk of the trees (GTSConfig.teacher_pass; positions: the pass before "
+                         "2026-11-27)")
     ap.add_argument("--bs1-problems", type=int, default=200, help="test problems decoded one at a time")
     ap.add_argument("--reference-epochs", type=int, default=0,
                     help="also train the public GTS (../shared/reference-gts) this many epochs on the same train "
@@ -192,6 +196,7 @@ def main(argv=None) -> int:
     if not valid and args.epochs > 1:
         print(f"no validation slice: fixed {args.epochs} epochs on the whole train side, last epoch scored", flush=True)
     cfg = GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden, any_equal_slot=not args.first_slot,
+                    teacher_pass=args.teacher_pass,
                     **({} if args.min_count is None else {"min_count": args.min_count}))
     encoding = build_encoding(train, min_count=cfg.min_count)
     model = GTSModel(cfg, encoding)

@@ -17,7 +17,7 @@ from torch import nn
 
 from solvers.base import check_config, check_heads
 from solvers.gts_beam import beam_search
-from solvers.gts_decoder import DecoderContext, GTSDecoder
+from solvers.gts_decoder import DecoderContext, GTSDecoder, check_teacher_pass
 from solvers.gts_teacher import tree_loss
 from solvers.subword import subword_batch
 from solvers.torch_solver import TorchSolver
@@ -40,12 +40,14 @@ class BertGTSConfig:
     max_output_length: int = 45  # beam search limit on prefix tokens
     min_count: int = 1  # input words seen fewer times in training become <unk> (word-level encoder only)
     any_equal_slot: bool = True  # as GTSConfig.any_equal_slot
+    teacher_pass: str = "waves"  # as GTSConfig.teacher_pass
 
     def __post_init__(self) -> None:
         check_config(self, positive=("bert_hidden_size", "bert_layers", "bert_heads", "bert_intermediate_size",
                                      "embedding_size", "hidden_size", "max_input_tokens", "max_output_length",
                                      "min_count"), non_negative=("encoder_lr_scale",), dropout=("dropout",))
         check_heads(self.bert_hidden_size, self.bert_heads, "bert_hidden_size", "bert_heads")
+        check_teacher_pass(self.teacher_pass)
 
 
 def _load_pretrained(path: str):
@@ -80,7 +82,7 @@ class BertGTSModel(nn.Module):
         self.project = nn.Linear(self.bert.config.hidden_size, cfg.hidden_size)
         self.dropout = nn.Dropout(cfg.dropout)
         self.decoder = GTSDecoder(cfg.hidden_size, cfg.embedding_size, encoding.output.n_ops,
-                                  len(encoding.output.constants), cfg.dropout)
+                                  len(encoding.output.constants), cfg.dropout, cfg.teacher_pass)
 
     def parameter_groups(self, lr: float) -> list[dict]:
         """The pretrained encoder fine-tunes with a smaller learning rate than the fresh decoder."""

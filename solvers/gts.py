@@ -18,7 +18,7 @@ from solvers.device_copy import to_device
 from solvers.dropout import Dropout
 from solvers.fast_gru import BiGRU
 from solvers.gts_beam import beam_search
-from solvers.gts_decoder import DecoderContext, GTSDecoder
+from solvers.gts_decoder import DecoderContext, GTSDecoder, check_teacher_pass
 from solvers.gts_graphs import ShapeFixedLoss
 from solvers.gts_teacher import tree_loss
 from solvers.torch_solver import TorchSolver
@@ -40,10 +40,15 @@ class GTSConfig:
     # Training: a target quantity whose value occurs several times in the text may come from any of
     # those positions, the one scored highest (the public code's num_stack); False = the first.
     any_equal_slot: bool = True
+    # Teacher forcing's walk of the target trees (training and validation loss): "waves", a decoder step a tree
+    # level; "positions", a step a prefix position, the pass before 2026-11-27 (solvers/gts_decoder.py's
+    # TEACHER_PASSES; the same values, see docs/solvers.md).
+    teacher_pass: str = "waves"
 
     def __post_init__(self) -> None:
         check_config(self, positive=("embedding_size", "hidden_size", "n_layers", "min_count", "max_output_length"),
                      dropout=("dropout",))
+        check_teacher_pass(self.teacher_pass)
 
     @classmethod
     def small_cpu(cls) -> "GTSConfig":
@@ -88,7 +93,7 @@ class GTSModel(nn.Module):
         self.cfg = cfg
         self.encoder = GRUEncoder(len(encoding.input), cfg)
         self.decoder = GTSDecoder(cfg.hidden_size, cfg.embedding_size, encoding.output.n_ops,
-                                  len(encoding.output.constants), cfg.dropout)
+                                  len(encoding.output.constants), cfg.dropout, cfg.teacher_pass)
 
     def context(self, batch: Batch) -> DecoderContext:
         return self.context_of(batch.tokens, batch.lengths, batch.qty_positions, batch.qty_mask)

@@ -94,13 +94,25 @@ def _float32(x: torch.Tensor) -> torch.Tensor:
 
 
 _STEP_LAYERS = ("goal_left", "goal_right", "attn_goal", "score_leaf", "ops", "generate", "merge")
+# How teacher forcing walks the target trees: "waves" (solvers/gts_waves.py), a step a tree level, the goals of
+# all nodes whose parents are done at once; "positions" (solvers/gts_teacher.py), a step a prefix position.
+# The same log-probabilities and gradients (float64 tests); waves take fewer, larger steps.
+TEACHER_PASSES = ("waves", "positions")
+
+
+def check_teacher_pass(name: str) -> None:
+    if name not in TEACHER_PASSES:
+        raise ValueError(f"teacher_pass must be one of {', '.join(TEACHER_PASSES)}, got {name!r}")
 
 
 class GTSDecoder(nn.Module):
-    def __init__(self, hidden_size: int, embedding_size: int, n_ops: int, n_constants: int, dropout: float):
+    def __init__(self, hidden_size: int, embedding_size: int, n_ops: int, n_constants: int, dropout: float,
+                 teacher_pass: str = "waves"):
         super().__init__()
+        check_teacher_pass(teacher_pass)
         H, E = hidden_size, embedding_size
         self.n_ops, self.n_constants = n_ops, n_constants
+        self.teacher_pass = teacher_pass
         self.dropout = Dropout(dropout)
         self.constants = nn.Parameter(torch.randn(n_constants, H))  # (C, H) learned constant embeddings
         self.goal_left = nn.Linear(H, 2 * H)  # value and gate of a left child / root goal
@@ -159,13 +171,18 @@ class GTSDecoder(nn.Module):
     def attend(self, ctx: DecoderContext, goal: torch.Tensor, layers: DeferredLinears | None = None,
                drop: Drop | None = None) -> torch.Tensor:
         """The attention context (R, H) of goals (R, H) over the encoder states."""
+        return self.attend_over(ctx.enc, ctx.enc_proj, ctx.text_bias, goal, layers, drop)
+
+    def attend_over(self, enc: torch.Tensor, enc_proj: torch.Tensor, text_bias: torch.Tensor, goal: torch.Tensor,
+                    layers: DeferredLinears | None = None, drop: Drop | None = None) -> torch.Tensor:
+        """:meth:`attend` over the three fields of a :class:`DecoderContext` it reads (R rows each)."""
         q = self._drop(drop, "attend", goal)
-        R, T, H = ctx.enc_proj.shape
-        hidden = torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + ctx.enc_proj)  # (R, T, H)
+        R, T, H = enc_proj.shape
+        hidden = torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + enc_proj)  # (R, T, H)
         energy = hidden.view(R * T, H).mv(_as(self.attn_v.weight.view(H), hidden.dtype)).view(R, T)  # attn_v, one product
         # masked and normalized in float32: NEG does not fit in float16, and the weights sum to 1
-        weights = (_float32(energy) + ctx.text_bias).softmax(-1)
-        return torch.bmm(weights[:, None], ctx.enc).squeeze(1)  # (R, H); autocast casts the weights
+        weights = (_float32(energy) + text_bias).softmax(-1)
+        return torch.bmm(weights[:, None], enc).squeeze(1)  # (R, H); autocast casts the weights
 
     def logits(self, num_proj: torch.Tensor, num_mask: torch.Tensor, goal: torch.Tensor, context: torch.Tensor,
                layers: DeferredLinears | None = None, drop: Drop | None = None) -> torch.Tensor:
@@ -230,7 +247,9 @@ class GTSDecoder(nn.Module):
     def token_log_probs(self, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor,
                         qty_class: torch.Tensor | None = None) -> torch.Tensor:
         """(B, L) log-probability of each target token given the gold prefix so far (0 at padding);
-        see :func:`solvers.gts_teacher.teacher_forced_log_probs`."""
+        see :func:`solvers.gts_teacher.teacher_forced_log_probs`. Computed by ``self.teacher_pass``."""
         from solvers.gts_teacher import teacher_forced_log_probs
+        from solvers.gts_waves import wave_log_probs
 
-        return teacher_forced_log_probs(self, ctx, target, target_mask, qty_class)
+        pass_ = wave_log_probs if self.teacher_pass == "waves" else teacher_forced_log_probs
+        return pass_(self, ctx, target, target_mask, qty_class)

@@ -32,15 +32,24 @@ class PassDropout:
         self.masks: dict[str, torch.Tensor] = {}
         self.used: dict[str, int] = {}
 
+    def _mask(self, site: str, width: int) -> torch.Tensor:
+        mask = self.masks.get(site)
+        if mask is None:
+            mask = self.masks[site] = scaled_keep_mask((self.rows, width), self.p, self.device, self.dtype)
+        return mask
+
     def at(self, site: str, start: int, x: torch.Tensor) -> torch.Tensor:
         if self.p == 0.0:
             return x
-        mask = self.masks.get(site)
-        if mask is None:
-            mask = self.masks[site] = scaled_keep_mask((self.rows, x.shape[-1]), self.p, self.device, self.dtype)
+        mask = self._mask(site, x.shape[-1])
         if start + x.shape[0] > self.rows:
             raise ValueError(f"dropout site {site}: rows {start}..{start + x.shape[0]} beyond the pass's {self.rows}")
         return x * mask[start: start + x.shape[0]]
+
+    def at_rows(self, site: str, index: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """``x`` times the site's mask rows ``index`` (a long tensor, one row of x each; not range-checked:
+        the caller's plan gives rows below ``rows``)."""
+        return x if self.p == 0.0 else x * self._mask(site, x.shape[-1])[index]
 
     def __call__(self, site: str, x: torch.Tensor) -> torch.Tensor:
         start = self.used.get(site, 0)

@@ -1,0 +1,146 @@
+"""The wave pass of the GTS decoder (solvers/gts_waves.py) against the row-wise one the trainer uses
+(solvers/gts_teacher.py, itself checked against a node-by-node reference in test_gts_teacher.py): the same
+log-probabilities and gradients in float64, with and without the repeated-value rule, on problems with chains
+of merges, lone quantities, constants, repeated values and padding; and the plan's waves on hand-made trees."""
+import random
+
+import pytest
+import torch
+
+from solvers.gts import GTSConfig, GTSModel
+from solvers.gts_teacher import teacher_forced_log_probs
+from solvers.gts_waves import wave_log_probs, wave_plan
+from solvers.vocab import build_encoding
+from test_gts_teacher import hand_problems
+
+PLUS, TIMES, MINUS = 0, 1, 2  # operator ids below n_ops = 3; leaves are 3 + slot
+
+
+def model_and_batch(any_equal_slot: bool, dropout: float = 0.0, seed: int = 5):
+    problems = hand_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(seed)
+    cfg = GTSConfig(embedding_size=12, hidden_size=16, dropout=dropout, any_equal_slot=any_equal_slot)
+    return GTSModel(cfg, enc).double().train(), enc.batch(problems), problems
+
+
+def log_probs_and_grads(model, batch, waves: bool, qty_class):
+    model.zero_grad()
+    ctx = model.context(batch)
+    pass_ = wave_log_probs if waves else teacher_forced_log_probs
+    logp = pass_(model.decoder, ctx, batch.target, batch.target_mask, qty_class)
+    (-logp.sum()).backward()
+    return logp.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+@pytest.mark.parametrize("any_equal_slot", [False, True])
+def test_the_wave_pass_equals_the_row_wise_one_in_float64(any_equal_slot):
+    model, batch, _ = model_and_batch(any_equal_slot)
+    assert batch.has_repeated_values and (~batch.target_mask).any()  # the rule and padding are exercised
+    qty_class = batch.qty_class if any_equal_slot else None
+    rowwise, rowwise_grads = log_probs_and_grads(model, batch, False, qty_class)
+    waves, wave_grads = log_probs_and_grads(model, batch, True, qty_class)
+    assert torch.allclose(waves, rowwise, rtol=0, atol=1e-12)
+    assert (waves[~batch.target_mask] == 0).all() and (waves[batch.target_mask] < 0).all()
+    assert wave_grads.keys() == rowwise_grads.keys() and len(wave_grads) >= 20
+    for name, grad in rowwise_grads.items():
+        assert torch.allclose(wave_grads[name], grad, rtol=1e-10, atol=1e-12), name
+
+
+def test_the_rule_changes_what_the_wave_pass_scores():
+    # the rule is exercised: without it the same batch scores other tokens (a pass ignoring qty_class fails here)
+    model, batch, _ = model_and_batch(True)
+    ctx = model.context(batch)
+    with torch.no_grad():
+        plain = wave_log_probs(model.decoder, ctx, batch.target, batch.target_mask)
+        rule = wave_log_probs(model.decoder, ctx, batch.target, batch.target_mask, batch.qty_class)
+    assert not torch.equal(plain, rule)
+
+
+def test_with_dropout_every_element_is_kept_independently_and_the_eval_pass_is_unchanged():
+    model, batch, _ = model_and_batch(False, dropout=0.5)
+    ctx = model.context(batch)
+    torch.manual_seed(0)
+    a = wave_log_probs(model.decoder, ctx, batch.target, batch.target_mask)
+    b = wave_log_probs(model.decoder, ctx, batch.target, batch.target_mask)
+    assert not torch.allclose(a, b)  # masks drawn anew each pass
+    model.eval()
+    with torch.no_grad():
+        ctx = model.context(batch)
+        assert torch.allclose(wave_log_probs(model.decoder, ctx, batch.target, batch.target_mask),
+                              teacher_forced_log_probs(model.decoder, ctx, batch.target, batch.target_mask),
+                              rtol=0, atol=1e-12)
+
+
+def random_prefix(rng: random.Random, n_leaves: int, n_slots: int) -> list[int]:
+    """A random binary tree with ``n_leaves`` leaves, in prefix order."""
+    if n_leaves == 1:
+        return [3 + rng.randrange(n_slots)]
+    left = rng.randint(1, n_leaves - 1)
+    return [rng.randrange(3)] + random_prefix(rng, left, n_slots) + random_prefix(rng, n_leaves - left, n_slots)
+
+
+def test_on_random_trees_the_wave_pass_equals_the_row_wise_one():
+    # deep and lopsided trees, repeated values everywhere: the plan's ordering of late merges and waves
+    model, batch, problems = model_and_batch(True, seed=7)
+    dec, rng = model.decoder, random.Random(11)
+    n_numbers = dec.n_constants + batch.qty_class.shape[1]
+    B = batch.target.shape[0]
+    targets = [random_prefix(rng, rng.randint(1, 7), n_numbers) for _ in range(B)]
+    targets = [[tok + dec.n_ops - 3 if tok >= 3 else tok for tok in ids] for ids in targets]
+    L = max(map(len, targets))
+    target = torch.tensor([ids + [0] * (L - len(ids)) for ids in targets])
+    mask = torch.tensor([[t < len(ids) for t in range(L)] for ids in targets])
+    qty_class = torch.tensor([[q % 2 for q in range(batch.qty_class.shape[1])] for _ in range(B)])  # two classes each
+    for classes in (None, qty_class):
+        grads = []
+        for pass_ in (teacher_forced_log_probs, wave_log_probs):
+            model.zero_grad()
+            logp = pass_(dec, model.context(batch), target, mask, classes)
+            (-logp.sum()).backward()
+            grads.append((logp.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+        assert torch.allclose(grads[0][0], grads[1][0], rtol=0, atol=1e-12)
+        for g0, g1 in zip(grads[0][1], grads[1][1]):
+            assert torch.allclose(g0, g1, rtol=1e-10, atol=1e-12)
+
+
+def test_the_plan_runs_a_wave_a_tree_level_and_merges_first_what_no_rule_waits_for():
+    # "+ * 3 4 - 5 6" (depth 3) and "- 3 + 4 + 5 6" (a right spine, depth 4): 4 waves, not 7 positions
+    targets = [[PLUS, TIMES, 3, 4, MINUS, 5, 6], [MINUS, 3, PLUS, 4, PLUS, 5, 6]]
+    plan = wave_plan(targets, 3, 7, n_numbers=4)
+    assert len(plan.waves) == 4 and plan.n_nodes == 14
+    assert [w.n for w in plan.waves] == [2, 4, 6, 2]
+    # wave 1: the left children "*" and "3" then the right children "-" and "+"
+    assert plan.node_at[2:6].tolist() == [0 * 7 + 1, 1 * 7 + 1, 0 * 7 + 4, 1 * 7 + 2]
+    assert plan.waves[1].n_left == 2
+    # merges before the waves only, and only of subtrees something reads: "*" (its right sibling's goal reads
+    # it); not "-", the roots, nor the second tree's right spine, which no goal reads. Operator rows: wave 0
+    # "+" "-" (0, 1), wave 1 "*" then the right children "-" "+" (2, 3, 4), wave 2 the lower "+" (5)
+    assert [(m.label_at.tolist(), m.left_at.tolist(), m.right_at.tolist()) for m in plan.merges] == [([2], [0], [1])]
+    assert all(not w.merges and not w.choose.numel() for w in plan.waves)
+    # the leaves read, rows b * 4 + slot: "3" "4" "5" of each tree ("6", a right spine's end, is read by nothing)
+    assert plan.leaf_numbers.tolist() == [0, 1, 2, 4, 5, 6] and plan.n_subtrees == 7
+    assert plan.waves[1].sibling_at.tolist() == [6, 3]  # "-" reads "*" merged, "+" reads "3"
+    assert plan.waves[2].sibling_at.tolist() == [0, 2, 4]
+    assert plan.waves[2].right_goal_at.tolist() == [2, 3, 4] and plan.waves[3].left_goal_at.tolist() == [5]
+
+
+def test_a_leaf_that_waits_for_its_goal_delays_its_right_hand_relatives():
+    # "+ - 3 4 5": with "4" a repeated value, its slot is chosen at wave 2; the subtree "- 3 4" is merged after
+    # wave 2, and "5", the right child of "+", comes at wave 3 instead of wave 1
+    targets = [[PLUS, MINUS, 3, 4, 5]]
+    free = wave_plan(targets, 3, 5, n_numbers=3)
+    assert [w.n for w in free.waves] == [1, 2, 2]
+    waiting = wave_plan(targets, 3, 5, n_numbers=3, waits=[[False, False, False, True, False]])
+    assert [w.n for w in waiting.waves] == [1, 1, 2, 1]
+    assert waiting.waves[2].choose.tolist() == [1] and waiting.waves[2].choose_at.tolist() == [3]
+    assert [len(m.label_at) for m in waiting.waves[2].merges] == [1]  # "-", after its leaf was chosen
+    assert not waiting.merges and not waiting.waves[3].merges  # "+" waits for "-"'s subtree: merged after wave 3
+    assert waiting.node_at[-1].item() == 4
+
+
+def test_problems_without_a_target_token_are_left_out_of_every_wave():
+    targets = [[PLUS, 3, 4], [], [5]]
+    plan = wave_plan(targets, 3, 3, n_numbers=3)
+    assert plan.waves[0].problem.tolist() == [0, 2]
+    assert plan.node_problem.tolist() == [0, 2, 0, 0]

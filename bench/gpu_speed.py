@@ -17,7 +17,9 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
   and the ratio of milliseconds a problem (its epochs after the first, medians);
 - with ``--steps rowwise,graphed``: every figure again for the training step that replays the decoder's
   pass as one CUDA graph a padded batch shape (solvers/gts_graphs.py; fp32 only), keyed ``fp32-graphed``;
-  ``graphed-whole`` likewise for the step that replays the encoder in that graph too (``fp32-graphed-whole``).
+  ``graphed-whole`` likewise for the step that replays the encoder in that graph too (``fp32-graphed-whole``);
+- with ``--teacher-passes waves,positions``: the row-wise step with teacher forcing by tree waves (the default,
+  solvers/gts_waves.py) and by prefix positions (the pass before 2026-11-27), keyed ``fp32`` and ``fp32-positions``.
 
     .venv/bin/python bench/gpu_speed.py --device cpu --datasets mawps --precisions fp32 --epochs 1
     .venv/bin/python bench/gpu_speed.py --device cuda --epochs 3 --reference-epochs 3 --out gpu.json
@@ -64,18 +66,19 @@ def split(problems, seed: int = 0, test_fraction: float = 0.2):
     return order[n_test:], order[:n_test]
 
 
-def solver_for(args, device: str):
-    return build_solver("gts", device=device, embedding_size=args.embedding, hidden_size=args.hidden)
+def solver_for(args, device: str, teacher_pass: str = "waves"):
+    return build_solver("gts", device=device, embedding_size=args.embedding, hidden_size=args.hidden,
+                        teacher_pass=teacher_pass)
 
 
-def ops_per_batch(args, train, device: str, precision: str, step: str = "rowwise") -> dict:
+def ops_per_batch(args, train, device: str, precision: str, step: str = "rowwise", teacher_pass: str = "waves") -> dict:
     """Operations (and on CUDA kernels) of one training batch: a one-epoch fit on ``batch_size``
     problems, profiled after an identical warm-up fit."""
     batch = train[:args.batch_size]
     cfg = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision,
                       eval_every=10**9, step=step)
-    solver_for(args, device).fit(batch, [], cfg)  # warm-up (allocator, cuDNN plans, lazy inits)
-    solver = solver_for(args, device)
+    solver_for(args, device, teacher_pass).fit(batch, [], cfg)  # warm-up (allocator, cuDNN plans, lazy inits)
+    solver = solver_for(args, device, teacher_pass)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     t0 = time.perf_counter()
     with profile(activities=activities) as prof:
@@ -85,7 +88,7 @@ def ops_per_batch(args, train, device: str, precision: str, step: str = "rowwise
     return counted(prof, device, time.perf_counter() - t0)
 
 
-def steady_step(args, train, device: str, precision: str, step: str = "rowwise") -> dict:
+def steady_step(args, train, device: str, precision: str, step: str = "rowwise", teacher_pass: str = "waves") -> dict:
     """The same figures for one training step in steady state: model, vocabularies and optimizer built and
     three steps taken on the same 64 problems first (allocator, cuDNN plans, Adam's state), then one step
     (the trainer's own ``train_step``: zero_grad, loss, backward, clipping, Adam) profiled. What every batch
@@ -97,7 +100,7 @@ def steady_step(args, train, device: str, precision: str, step: str = "rowwise")
     problems = train[:args.batch_size]
     encoding = build_encoding(problems, min_count=2)
     dev = torch.device(device)
-    model = solver_for(args, device).build_model(encoding).to(dev).train()
+    model = solver_for(args, device, teacher_pass).build_model(encoding).to(dev).train()
     config = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision,
                          step=step)
     optimizer, amp = make_optimizer(model, config, dev), autocast_dtype(dev, precision)
@@ -164,10 +167,11 @@ def part_ops(args, train, device: str) -> dict:
     return out
 
 
-def timed_training(args, train, test, device: str, precision: str, step: str = "rowwise") -> dict:
+def timed_training(args, train, test, device: str, precision: str, step: str = "rowwise",
+                   teacher_pass: str = "waves") -> dict:
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    solver = solver_for(args, device)
+    solver = solver_for(args, device, teacher_pass)
     cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, progress=False, device=device,
                       precision=precision, eval_every=10**9, seed=args.seed, step=step)
     result = solver.fit(train, [], cfg)
@@ -225,9 +229,11 @@ def run_reference(data: Path, train, test, epochs: int, threads: int, device: st
             "epoch_s": statistics.median(e["seconds"] for e in steady)}
 
 
-def run_label(precision: str, step: str) -> str:
-    """A run's key in the report: the precision for the row-wise step (the keys of reports before --steps)."""
-    return precision if step == "rowwise" else f"{precision}-{step}"
+def run_label(precision: str, step: str, teacher_pass: str = "waves") -> str:
+    """A run's key in the report: the precision for the row-wise step (the keys of reports before --steps), with
+    ``-positions`` for its teacher forcing by prefix positions (before 2026-11-27)."""
+    return (precision if step == "rowwise" else f"{precision}-{step}") + ("" if teacher_pass == "waves" else
+                                                                          f"-{teacher_pass}")
 
 
 def main(argv=None) -> int:
@@ -238,6 +244,8 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", default="rowwise", help="training steps (TrainConfig.step), comma-separated: rowwise, "
                     "graphed and graphed-whole (CUDA, fp32 only: run for fp32 alone), dense (the graphed step's "
                     "pass eager)")
+    ap.add_argument("--teacher-passes", default="waves", help="the row-wise step's teacher forcing "
+                    "(GTSConfig.teacher_pass), comma-separated: waves, positions (the pass before 2026-11-27)")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs (the first is reported apart)")
     ap.add_argument("--hidden", type=int, default=512)
     ap.add_argument("--embedding", type=int, default=128)
@@ -262,11 +270,12 @@ def main(argv=None) -> int:
         figures = report["datasets"][name] = {}
         parts = figures["parts_fp32"] = part_ops(args, train, device)
         print("  fp32 parts of a batch (aten ops): " + ", ".join(f"{k} {v}" for k, v in parts.items()), flush=True)
-        runs = [(p, s) for s in args.steps.split(",") for p in args.precisions.split(",")
+        runs = [(p, s, t) for s in args.steps.split(",") for p in args.precisions.split(",")
+                for t in (args.teacher_passes.split(",") if s == "rowwise" else ["waves"])
                 if not (s in GRAPHED_STEPS and p != "fp32")]
-        for precision, step in runs:
-            label = run_label(precision, step)
-            row = figures[label] = ops_per_batch(args, train, device, precision, step)
+        for precision, step, teacher_pass in runs:
+            label = run_label(precision, step, teacher_pass)
+            row = figures[label] = ops_per_batch(args, train, device, precision, step, teacher_pass)
             line = (f"  {label}: {row['aten_ops']} aten ops a batch of {args.batch_size} "
                     f"(issue #32's target: at most {OPS_TARGET})")
             if device == "cuda":
@@ -274,7 +283,7 @@ def main(argv=None) -> int:
                          f"launches), GPU busy "
                          f"{100 * row['gpu_busy_share']:.0f}% of the profiled batch")
             print(line, flush=True)
-            steady = row["steady_step"] = steady_step(args, train, device, precision, step)
+            steady = row["steady_step"] = steady_step(args, train, device, precision, step, teacher_pass)
             print(f"  {label} steady-state step (no setup): {steady['aten_ops']} aten ops"
                   + (f", {steady['kernels']} kernels ({steady['launches']} launches, {steady['graph_launches']} "
                      f"graph launches), GPU busy "
@@ -282,7 +291,7 @@ def main(argv=None) -> int:
                      f"{steady['host_wait_places']}" if device == "cuda" else ""), flush=True)
             if args.skip_timing:
                 continue
-            row.update(timed_training(args, train, test, device, precision, step))
+            row.update(timed_training(args, train, test, device, precision, step, teacher_pass))
             print(f"  {label} (ran {row['precision_ran']}): epoch {row['epoch_s']:.2f} s (first "
                   f"{row['epoch_seconds'][0]:.2f} s), {row['ms_per_problem']:.2f} ms a problem; beam-5 "
                   f"{row['beam5_problems_s']:.0f} problems/s; scoring {row['scoring_problems_s']:.0f} problems/s"
@@ -292,8 +301,8 @@ def main(argv=None) -> int:
         if args.reference_epochs and not args.skip_timing:
             ref = figures["reference"] = run_reference(DATA[name], train, test, args.reference_epochs, args.threads,
                                                        device)
-            for precision, step in runs:
-                label = run_label(precision, step)
+            for precision, step, teacher_pass in runs:
+                label = run_label(precision, step, teacher_pass)
                 ratio = ref["ms_per_problem"] / figures[label]["ms_per_problem"]
                 figures[label]["speedup_vs_reference"] = ratio
                 print(f"  side by side ({name}, {device}): compaug {label} {figures[label]['ms_per_problem']:.2f} "

@@ -120,6 +120,36 @@ def test_the_cudnn_encoder_equals_the_hand_written_one(dtype, atol):
     assert torch.allclose(finals, finals_gpu.cpu(), atol=atol)
 
 
+@pytest.mark.parametrize("any_equal_slot", [False, True])
+def test_the_wave_pass_equals_the_positions_pass_on_cuda(any_equal_slot):
+    """Teacher forcing by waves (the default) and by positions, on CUDA in float64: the same log-probabilities
+    and gradients (tests/solvers/test_gts_waves.py checks the same on the CPU)."""
+    from solvers.gts import GTSConfig, GTSModel
+    from solvers.gts_teacher import teacher_forced_log_probs
+    from solvers.gts_waves import wave_log_probs
+    from solvers.vocab import build_encoding
+    from test_gts_teacher import hand_problems
+
+    problems = hand_problems()
+    enc = build_encoding(problems)
+    torch.manual_seed(5)
+    cfg = GTSConfig(embedding_size=12, hidden_size=16, dropout=0.0, any_equal_slot=any_equal_slot)
+    model = GTSModel(cfg, enc).double().cuda().train()
+    batch = enc.batch(problems).to(torch.device("cuda"))
+    qty_class = batch.qty_class if any_equal_slot else None
+    out = []
+    for pass_ in (teacher_forced_log_probs, wave_log_probs):
+        model.zero_grad()
+        logp = pass_(model.decoder, model.context(batch), batch.target, batch.target_mask, qty_class)
+        (-logp.sum()).backward()
+        out.append((logp.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
+    (positions, grads), (waves, wave_grads) = out
+    assert waves.is_cuda and torch.allclose(waves, positions, rtol=0, atol=1e-12)
+    assert wave_grads.keys() == grads.keys() and len(grads) >= 20
+    for name, grad in grads.items():
+        assert torch.allclose(wave_grads[name], grad, rtol=1e-10, atol=1e-12), name
+
+
 def test_a_loop_round_trains_evaluates_and_scores_on_cuda(tmp_path):
     from mwp.problem import write_jsonl
     from solvers.gts import GTSConfig

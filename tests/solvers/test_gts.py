@@ -10,11 +10,13 @@ from mwp.problem import build_problem
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig, GTSModel, GTSSolver
 from solvers.gts_beam import beam_search
+from solvers.gts_decoder import TEACHER_PASSES
 from solvers.gts_plan import step_rows, tree_plan
 from solvers.gts_teacher import tree_loss
 from solvers.registry import load_solver
-from solvers.trainer import predict
+from solvers.trainer import expressible, predict
 from solvers.vocab import build_encoding
+from test_gts_teacher import hand_problems
 from toy_problems import toy_problems
 
 TINY = GTSConfig(embedding_size=32, hidden_size=32, dropout=0.0)
@@ -302,8 +304,9 @@ class MixedFloatMeetings(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+@pytest.mark.parametrize("teacher_pass", TEACHER_PASSES)
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_the_decoder_under_cuda_autocast_trains_and_searches(dtype):
+def test_the_decoder_under_cuda_autocast_trains_and_searches(dtype, teacher_pass):
     """On CUDA autocast stays on through the tree decoder (GTS turns it off only on CPU), so its
     linear layers return ``dtype`` while gathered encoder states, constants and operator embeddings
     come from elsewhere: every place they meet (cat, index_copy, the beam's stacks, masked logits)
@@ -311,7 +314,7 @@ def test_the_decoder_under_cuda_autocast_trains_and_searches(dtype):
     problems = toy_problems() + nested_problems()
     enc = build_encoding(problems)
     torch.manual_seed(0)
-    model = GTSModel(GTSConfig(embedding_size=16, hidden_size=24, dropout=0.0), enc)
+    model = GTSModel(GTSConfig(embedding_size=16, hidden_size=24, dropout=0.0, teacher_pass=teacher_pass), enc)
     batch = enc.batch(problems)
     text_mask = torch.arange(batch.tokens.shape[1])[None] < batch.lengths[:, None]
 
@@ -331,6 +334,14 @@ def test_the_decoder_under_cuda_autocast_trains_and_searches(dtype):
             ctx = model.decoder.context(states, text_mask, problem, batch.qty_positions, batch.qty_mask)
             assert model.decoder.token_log_probs(ctx, batch.target, batch.target_mask).dtype == torch.float32
             beam_search(model.decoder, ctx, batch.n_quantities, 3, 9)
+        # the repeated-value rule's choices meet autocast's dtypes too (hand-made problems with repeated values)
+        repeated = enc.batch([p for p in hand_problems() if expressible(enc, p)])
+        assert repeated.has_repeated_values
+        states, problem = model.encoder(repeated.tokens, repeated.lengths)
+        with meetings:
+            mask = torch.arange(repeated.tokens.shape[1])[None] < repeated.lengths[:, None]
+            ctx = model.decoder.context(states, mask, problem, repeated.qty_positions, repeated.qty_mask)
+            assert torch.isfinite(tree_loss(model.decoder, ctx, repeated, any_equal_slot=True))
     assert meetings.seen == []
     _, full, full_grads = loss_and_grads(False)
     ctx, low, low_grads = loss_and_grads(True)

@@ -147,12 +147,20 @@ def wave_plan(targets: list[list[int]], n_ops: int, length: int, n_numbers: int,
         for node in nodes:
             sub_row[node] = len(sub_row)
 
-    def merges_after(ready_at: int) -> list[tuple[int, int, int]]:  # (level index, index ids) of merges, bottom-up
-        ops = [(per_tree[b][2][t], b, t) for b, ids in enumerate(targets) for t in range(len(ids))
-               if ids[t] < n_ops and per_tree[b][1][t] == ready_at and per_tree[b][4][t]]
+    # the operators whose subtrees something reads, by the wave after which they are merged (-1: before the waves)
+    # and, in each, by merge level (then problem and position)
+    merging: dict[int, list[list[tuple[int, int]]]] = {}
+    for b, ids in enumerate(targets):
+        _, ready, level, _, read = per_tree[b]
+        for t in range(len(ids)):
+            if ids[t] < n_ops and read[t]:
+                levels = merging.setdefault(ready[t], [])
+                levels += [[] for _ in range(level[t] - len(levels))]
+                levels[level[t] - 1].append((b, t))
+
+    def merges_after(ready_at: int) -> list[tuple[int, int, int]]:  # per level bottom-up: label, left, right ids
         out = []
-        for k in range(1, 1 + max((lv for lv, _, _ in ops), default=0)):
-            level = [(b, t) for lv, b, t in sorted(ops) if lv == k]
+        for level in merging.get(ready_at, []):
             right = [per_tree[b][3][t] for b, t in level]
             out.append((pool.add([op_row[b, t] for b, t in level]), pool.add([sub_row[b, t + 1] for b, t in level]),
                         pool.add([sub_row[b, r] for (b, _), r in zip(level, right)])))

@@ -84,6 +84,8 @@ def _tree_waves(ids: list[int], n_ops: int, parent: list[int], is_right: list[bo
     operator's right child, and whether anything reads each node's subtree."""
     n = len(ids)
     right_child = {parent[t]: t for t in range(1, n) if is_right[t]}
+    if unclosed := [t for t in range(n) if ids[t] < n_ops and t not in right_child]:
+        raise ValueError(f"not a whole prefix tree: the operator at position {unclosed[0]} lacks a child")
     wave, ready = [0] * n, [None] * n
 
     def subtree_ready(t: int) -> int:  # children before parents: iterative, no recursion limit to meet
@@ -125,8 +127,12 @@ def wave_plan(targets: list[list[int]], n_ops: int, length: int, n_numbers: int,
     (C+Q) numbers), padded to ``length``; ``waits[b][t]``: the leaf's embedding waits for its goal (the
     repeated-value rule)."""
     parent, is_right, _, _ = _plan_lists(targets, n_ops, length)
-    per_tree = [_tree_waves(ids, n_ops, parent[b], is_right[b], waits[b] if waits else [False] * len(ids))
-                for b, ids in enumerate(targets)]
+    per_tree = []
+    for b, ids in enumerate(targets):
+        try:
+            per_tree.append(_tree_waves(ids, n_ops, parent[b], is_right[b], waits[b] if waits else [False] * len(ids)))
+        except ValueError as err:
+            raise ValueError(f"target {b} of the batch ({ids}): {err}") from None
     n_waves = 1 + max((max(w[0], default=-1) for w in per_tree), default=-1)
     # nodes by wave, left children and roots first, then right children (each by problem, then position)
     by_wave: list[list[tuple[int, int]]] = [[] for _ in range(n_waves)]

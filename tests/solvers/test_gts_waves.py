@@ -144,3 +144,8 @@ def test_problems_without_a_target_token_are_left_out_of_every_wave():
     plan = wave_plan(targets, 3, 3, n_numbers=3)
     assert plan.waves[0].problem.tolist() == [0, 2]
     assert plan.node_problem.tolist() == [0, 2, 0, 0]
+
+
+def test_a_target_that_is_not_a_whole_tree_is_refused_by_its_place_in_the_batch():
+    with pytest.raises(ValueError, match=r"target 1 of the batch .*operator at position 2 lacks a child"):
+        wave_plan([[PLUS, 3, 4], [PLUS, 3, TIMES, 4]], 3, 4, n_numbers=3)

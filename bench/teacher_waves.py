@@ -1,0 +1,136 @@
+"""Teacher forcing by tree waves against by prefix positions (GTSConfig.teacher_pass), counted on the CPU.
+
+Per dataset (the trainer's length-bucketed batches of one epoch, seed 0, batch 64, on bench/gpu_speed.py's 80/20
+split): the decoder's sequential steps an epoch (positions: each batch's longest target; waves: the wave plan's,
+with and without the repeated-value rule), the host's planning seconds an epoch for each pass (the smallest of
+``--repeats`` timings a batch), and for the first ``--op-batches`` batches the aten operations of the decoder's
+pass, forward and backward, at paper size (the encoder's states given, so the count is the decoder's alone:
+what differs between the passes). Counts do not depend on the machine; the seconds do.
+
+    .venv/bin/python bench/teacher_waves.py --out docs/measurements/teacher_waves.json
+    .venv/bin/python bench/teacher_waves.py --datasets mawps --op-batches 1 --hidden 32 --embedding 16   # quick
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from flows.environment import apply_defaults  # noqa: E402
+
+apply_defaults()
+
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+from bench.gpu_speed import DATA, split  # noqa: E402
+from mwp.readers import load_dataset  # noqa: E402
+from solvers.gts import GTSConfig, GTSModel  # noqa: E402
+from solvers.gts_decoder import DecoderContext  # noqa: E402
+from solvers.gts_plan import step_rows  # noqa: E402
+from solvers.gts_teacher import teacher_forced_log_probs  # noqa: E402
+from solvers.gts_waves import wave_log_probs, wave_plan  # noqa: E402
+from solvers.trainer import expressible, length_bucketed  # noqa: E402
+from solvers.vocab import build_encoding  # noqa: E402
+
+PASSES = {"positions": teacher_forced_log_probs, "waves": wave_log_probs}
+
+
+def fastest(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def repeated_leaves(batch, first_quantity: int) -> list[list[bool]]:
+    """Per problem and position: a target quantity whose value occurs at several slots (the rule's leaves)."""
+    qc = batch.qty_class
+    slot = (batch.target - first_quantity).clamp(0, qc.shape[1] - 1)
+    class_size = (qc[:, :, None] == qc[:, None, :]).sum(-1)
+    return ((batch.target >= first_quantity) & (class_size.gather(1, slot) > 1) & batch.target_mask).tolist()
+
+
+def decoder_ops(model: GTSModel, batch) -> dict:
+    """Aten operations of each pass's forward and backward on one batch, from the same encoder states."""
+    with torch.no_grad():
+        states = model.context(batch)
+    qty_class = batch.qty_class if batch.has_repeated_values else None
+    out = {}
+    for name, pass_ in PASSES.items():
+        ctx = DecoderContext(*(t.detach().requires_grad_(t.is_floating_point() and t is not states.text_bias)
+                               for t in states._fields()))
+        model.zero_grad()
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            logp = pass_(model.decoder, ctx, batch.target, batch.target_mask, qty_class)
+            (-logp.sum()).backward()
+        out[name] = sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", default="mawps,math23k")
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--repeats", type=int, default=3, help="timings of each batch's plan (the smallest is kept)")
+    ap.add_argument("--op-batches", type=int, default=3, help="batches whose decoder operations are counted")
+    ap.add_argument("--hidden", type=int, default=512)
+    ap.add_argument("--embedding", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", help="write the figures as JSON here")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    report: dict = {"torch": torch.__version__, "args": vars(args), "datasets": {}}
+    for name in args.datasets.split(","):
+        train, _ = split(list(load_dataset(name, DATA[name]).problems))
+        encoding = build_encoding(train, min_count=GTSConfig.min_count)
+        kept = [p for p in train if expressible(encoding, p)]
+        torch.manual_seed(0)
+        model = GTSModel(GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden, dropout=0.0),
+                         encoding).train()
+        n_ops = model.decoder.n_ops
+        first_quantity = n_ops + model.decoder.n_constants
+        row = {"batches": 0, "positions": 0, "waves": 0, "waves_without_rule": 0, "plan_s_positions": 0.0,
+               "plan_s_waves": 0.0, "decoder_ops": []}
+        for chunk in length_bucketed(kept, args.batch_size, random.Random(0)):
+            batch = encoding.batch(chunk)
+            L = batch.target.shape[1]
+            lengths = batch.target_mask.sum(1).tolist()
+            targets = [ids[:n] for ids, n in zip(batch.target.tolist(), lengths)]
+            waits = repeated_leaves(batch, first_quantity)
+            n_numbers = first_quantity - n_ops + batch.qty_class.shape[1]
+            row["batches"] += 1
+            row["positions"] += L
+            row["waves"] += len(wave_plan(targets, n_ops, L, n_numbers, waits).waves)
+            row["waves_without_rule"] += len(wave_plan(targets, n_ops, L, n_numbers).waves)
+            by_length = sorted(targets, key=len, reverse=True)  # what the positions pass plans: rows longest first
+            active = [sum(1 for ids in by_length if len(ids) > t) for t in range(L)]
+            row["plan_s_positions"] += fastest(lambda: step_rows(by_length, n_ops, L, active), args.repeats)
+            row["plan_s_waves"] += fastest(lambda: wave_plan(targets, n_ops, L, n_numbers, waits), args.repeats)
+            if len(row["decoder_ops"]) < args.op_batches:
+                ops = decoder_ops(model, batch)
+                row["decoder_ops"].append({"target_length": L, "n_waves": len(wave_plan(targets, n_ops, L, n_numbers,
+                                                                                        waits).waves),
+                                           "ops_positions": ops["positions"], "ops_waves": ops["waves"]})
+        report["datasets"][name] = row
+        print(f"{name}: {row['batches']} batches an epoch; sequential decoder steps: positions {row['positions']}, "
+              f"waves {row['waves']} ({row['waves_without_rule']} without the repeated-value rule); host planning "
+              f"an epoch: positions {row['plan_s_positions']:.3f} s, waves {row['plan_s_waves']:.3f} s", flush=True)
+        for i, ops in enumerate(row["decoder_ops"]):
+            print(f"  batch {i} (longest target {ops['target_length']}, {ops['n_waves']} waves): the decoder's forward "
+                  f"and backward, aten ops: positions {ops['ops_positions']}, waves {ops['ops_waves']}", flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

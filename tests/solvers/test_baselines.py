@@ -34,6 +34,14 @@ SPECS = [
 ]
 
 
+# How far the first epoch's loss must fall by the last. bert-gts keeps BERT's dropout (0.1) in its tiny config and its
+# toy training is chaotic: the same function computed with other rounding (teacher forcing by waves instead of by
+# positions, 2026-11-27) took seed 0 from a 117x fall to 8.5x, with the 8 gold expressions back either way; CPU seeds
+# 0-7 gave 8.5x to 1,727x (bench/toy_seed_sweep.py; docs/solvers.md, "Teacher forcing by waves"). 5x, as
+# test_cuda.py asks of it; the others keep 20x.
+MIN_FALL = {"bert-gts": 5}
+
+
 @pytest.fixture(scope="module", params=SPECS, ids=lambda s: s.name)
 def trained(request):
     spec = request.param
@@ -47,7 +55,7 @@ def trained(request):
 def test_loss_falls_and_training_expressions_come_back(trained):
     spec, solver, result, _ = trained
     assert solver.name == spec.name
-    assert result.epochs[-1].train_loss < result.epochs[0].train_loss / 20
+    assert result.epochs[-1].train_loss < result.epochs[0].train_loss / MIN_FALL.get(spec.name, 20)
     predictions = solver.predict(toy_problems(), beam_size=3)
     assert [list(p.tokens) for p in predictions] == GOLD
     assert result.best_valid_answer_acc == 1.0

@@ -34,7 +34,7 @@ from mwp.readers import load_dataset  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_decoder import DecoderContext  # noqa: E402
 from solvers.gts_plan import step_rows  # noqa: E402
-from solvers.gts_teacher import teacher_forced_log_probs  # noqa: E402
+from solvers.gts_teacher import repeated_value_leaves, teacher_forced_log_probs  # noqa: E402
 from solvers.gts_waves import wave_log_probs, wave_plan  # noqa: E402
 from solvers.trainer import expressible, length_bucketed  # noqa: E402
 from solvers.vocab import build_encoding  # noqa: E402
@@ -49,14 +49,6 @@ def fastest(fn, repeats: int) -> float:
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
-
-
-def repeated_leaves(batch, first_quantity: int) -> list[list[bool]]:
-    """Per problem and position: a target quantity whose value occurs at several slots (the rule's leaves)."""
-    qc = batch.qty_class
-    slot = (batch.target - first_quantity).clamp(0, qc.shape[1] - 1)
-    class_size = (qc[:, :, None] == qc[:, None, :]).sum(-1)
-    return ((batch.target >= first_quantity) & (class_size.gather(1, slot) > 1) & batch.target_mask).tolist()
 
 
 def decoder_ops(model: GTSModel, batch) -> dict:
@@ -105,7 +97,7 @@ def main(argv=None) -> int:
             L = batch.target.shape[1]
             lengths = batch.target_mask.sum(1).tolist()
             targets = [ids[:n] for ids, n in zip(batch.target.tolist(), lengths)]
-            waits = repeated_leaves(batch, first_quantity)
+            waits = repeated_value_leaves(model.decoder, batch.target, batch.target_mask, batch.qty_class)[0].tolist()
             n_numbers = first_quantity - n_ops + batch.qty_class.shape[1]
             row["batches"] += 1
             row["positions"] += L

@@ -28,7 +28,7 @@ import torch
 from solvers.device_copy import to_device
 from solvers.gts_decoder import DecoderContext, GTSDecoder, state_dtype
 from solvers.gts_plan import _plan_lists
-from solvers.gts_teacher import PassDropout
+from solvers.gts_teacher import PassDropout, repeated_value_leaves
 from solvers.step_autograd import StepStore
 
 
@@ -112,12 +112,8 @@ def dense_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, 
     tokens = target.t()  # (L, B)
     choosing = not_from = None
     if qty_class is not None:  # the row-wise pass's rule, for every step at once
-        qty_class = qty_class.to(device)
-        slot = (target - first_quantity).clamp(0, qty_class.shape[1] - 1)  # (B, L)
-        class_size = (qty_class[:, :, None] == qty_class[:, None, :]).sum(-1)  # (B, Q)
-        repeated = (target >= first_quantity) & (class_size.gather(1, slot) > 1) & target_mask
-        same = qty_class[:, None, :] == qty_class.gather(1, slot)[:, :, None]  # (B, L, Q)
-        not_from = (~(same & repeated[:, :, None])).transpose(0, 1)  # (L, B, Q)
+        repeated, not_from = repeated_value_leaves(dec, target, target_mask, qty_class.to(device))
+        not_from = not_from.transpose(0, 1)  # (L, B, Q)
         choosing = repeated.t()  # (L, B)
     drop = PassDropout(dec.dropout.p if dec.training else 0.0, L * B, device, dtype)
     # every merge's operator embedding, known in advance (the rule changes leaves only): (L, K, B, E)

@@ -57,6 +57,19 @@ class PassDropout:
         return self.at(site, start, x)
 
 
+def repeated_value_leaves(dec: GTSDecoder, target: torch.Tensor, target_mask: torch.Tensor,
+                          qty_class: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The repeated-value rule's masks of (B, L) targets, with ``qty_class`` (B, Q) on their device: ``repeated``
+    (B, L), the target quantities whose value occurs at several slots of their problem, and ``not_from`` (B, L, Q),
+    the slots each may not come from (all but those of its value class; every slot where it is not repeated)."""
+    first_quantity = dec.n_ops + dec.n_constants
+    slot = (target - first_quantity).clamp(0, qty_class.shape[1] - 1)  # (B, L)
+    class_size = (qty_class[:, :, None] == qty_class[:, None, :]).sum(-1)  # (B, Q)
+    repeated = (target >= first_quantity) & (class_size.gather(1, slot) > 1) & target_mask
+    same = qty_class[:, None, :] == qty_class.gather(1, slot)[:, :, None]  # (B, L, Q)
+    return repeated, ~(same & repeated[:, :, None])
+
+
 def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor,
                              qty_class: torch.Tensor | None = None) -> torch.Tensor:
     """(B, L) log-probability of each target token given the gold prefix so far (0 at padding).
@@ -75,14 +88,10 @@ def teacher_forced_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch
     target, ctx = target.index_select(0, order), ctx.select(order)
     choose_at = [False] * L  # steps where some row's target value occurs at several slots
     if qty_class is not None:
-        qty_class = qty_class.to(target.device).index_select(0, order)
-        slot = (target - dec.n_ops - dec.n_constants).clamp(0, qty_class.shape[1] - 1)  # (B, L)
-        class_size = (qty_class[:, :, None] == qty_class[:, None, :]).sum(-1)  # (B, Q)
-        repeated = (target >= dec.n_ops + dec.n_constants) & (class_size.gather(1, slot) > 1)
-        choose_at = (repeated & target_mask.index_select(0, order)).any(0).tolist()
-        # per step and row, the slots a repeated leaf may come from: those of its target's value class
-        same = qty_class[:, None, :] == qty_class.gather(1, slot)[:, :, None]  # (B, L, Q)
-        not_from = (~(same & repeated[:, :, None])).transpose(0, 1)  # (L, B, Q)
+        repeated, not_from = repeated_value_leaves(dec, target, target_mask.index_select(0, order),
+                                                   qty_class.to(target.device).index_select(0, order))
+        choose_at = repeated.any(0).tolist()
+        not_from = not_from.transpose(0, 1)  # (L, B, Q)
         choosing = repeated.t()  # (L, B)
     sorted_lengths = lengths.index_select(0, order).tolist()
     active = [sum(1 for n in sorted_lengths if n > t) for t in range(L)]  # rows decoding at step t

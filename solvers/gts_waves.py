@@ -30,7 +30,7 @@ import torch
 
 from solvers.gts_decoder import DecoderContext, GTSDecoder, state_dtype
 from solvers.gts_plan import IndexPool, _plan_lists
-from solvers.gts_teacher import PassDropout
+from solvers.gts_teacher import PassDropout, repeated_value_leaves
 from solvers.step_autograd import StepStore
 
 
@@ -220,12 +220,8 @@ def wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, t
     n_numbers = ctx.num_emb.shape[1]
     waits = not_from = None
     if qty_class is not None:  # which leaves take their slot by the model's scores, and from which slots
-        qty_class = qty_class.to(device)
-        slot = (target - first_quantity).clamp(0, qty_class.shape[1] - 1)  # (B, L)
-        class_size = (qty_class[:, :, None] == qty_class[:, None, :]).sum(-1)  # (B, Q)
-        repeated = (target >= first_quantity) & (class_size.gather(1, slot) > 1) & target_mask
-        same = qty_class[:, None, :] == qty_class.gather(1, slot)[:, :, None]  # (B, L, Q)
-        not_from = (~(same & repeated[:, :, None])).view(B * L, -1)
+        repeated, not_from = repeated_value_leaves(dec, target, target_mask, qty_class.to(device))
+        not_from = not_from.view(B * L, -1)
         waits = repeated.tolist()
     lengths = target_mask.sum(1).tolist()
     targets = [ids[:n] for ids, n in zip(target.tolist(), lengths)]
@@ -257,7 +253,8 @@ def wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, t
             roots = ctx.problem if wave.problem is None else ctx.problem.index_select(0, wave.problem)
             parts.append(dec.left_goal(roots, layers, drop))
         if wave.n > wave.n_left:
-            parts.append(dec.right_goal(subtrees.read(wave.sibling_at), op_right.read(wave.right_goal_at), layers, drop))
+            sibling, parent = subtrees.read(wave.sibling_at), op_right.read(wave.right_goal_at)
+            parts.append(dec.right_goal(sibling, parent, layers, drop))
         goal = parts[0] if len(parts) == 1 else torch.cat(parts)  # (n, H)
         if wave.problem is None:
             context = dec.attend(ctx, goal, layers, drop)

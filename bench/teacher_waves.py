@@ -7,7 +7,11 @@ with and without the repeated-value rule), the host's planning seconds an epoch 
 pass, forward and backward, at paper size (the encoder's states given, so the count is the decoder's alone:
 what differs between the passes). Counts do not depend on the machine; the seconds do.
 
+With ``--epoch-pairs N`` it then times whole training epochs of paper-size GTS on MAWPS's train side in this one
+process, the two passes alternated N times (2 epochs each fit, fp32, seed 0): a side-by-side figure of the CPU.
+
     .venv/bin/python bench/teacher_waves.py --out docs/measurements/teacher_waves.json
+    .venv/bin/python bench/teacher_waves.py --datasets mawps --op-batches 0 --epoch-pairs 2   # CPU epochs
     .venv/bin/python bench/teacher_waves.py --datasets mawps --op-batches 1 --hidden 32 --embedding 16   # quick
 """
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -31,11 +36,13 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from bench.gpu_speed import DATA, split  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
+from solvers.base import TrainConfig  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_decoder import DecoderContext  # noqa: E402
 from solvers.gts_plan import step_rows  # noqa: E402
 from solvers.gts_teacher import repeated_value_leaves, teacher_forced_log_probs  # noqa: E402
 from solvers.gts_waves import wave_log_probs, wave_plan  # noqa: E402
+from solvers.registry import build_solver  # noqa: E402
 from solvers.trainer import expressible, length_bucketed  # noqa: E402
 from solvers.vocab import build_encoding  # noqa: E402
 
@@ -68,6 +75,24 @@ def decoder_ops(model: GTSModel, batch) -> dict:
     return out
 
 
+def epoch_pairs(args) -> dict:
+    """Training epochs of each pass, fits alternated in this process (paper size unless --hidden says otherwise)."""
+    train, _ = split(list(load_dataset("mawps", DATA["mawps"]).problems))
+    config = TrainConfig(epochs=2, batch_size=args.batch_size, progress=False, device="cpu", precision="fp32",
+                         eval_every=10**9, seed=0)
+    seconds: dict = {name: [] for name in PASSES}
+    for i in range(args.epoch_pairs):
+        for name in PASSES:
+            solver = build_solver("gts", device="cpu", embedding_size=args.embedding, hidden_size=args.hidden,
+                                  teacher_pass=name)
+            seconds[name] += [e.seconds for e in solver.fit(train, [], config).epochs]
+            print(f"  pair {i}: {name} epochs {[round(s, 2) for s in seconds[name][-2:]]} s", flush=True)
+    for name, values in seconds.items():
+        print(f"MAWPS epoch on the CPU ({len(train)} problems, {args.threads} threads), {name}: median "
+              f"{statistics.median(values):.2f} s (min {min(values):.2f}, max {max(values):.2f})", flush=True)
+    return seconds
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default="mawps,math23k")
@@ -77,6 +102,7 @@ def main(argv=None) -> int:
     ap.add_argument("--hidden", type=int, default=512)
     ap.add_argument("--embedding", type=int, default=128)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--epoch-pairs", type=int, default=0, help="then time 2-epoch MAWPS fits of each pass, alternated")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -119,6 +145,8 @@ def main(argv=None) -> int:
         for i, ops in enumerate(row["decoder_ops"]):
             print(f"  batch {i} (longest target {ops['target_length']}, {ops['n_waves']} waves): the decoder's forward "
                   f"and backward, aten ops: positions {ops['ops_positions']}, waves {ops['ops_waves']}", flush=True)
+    if args.epoch_pairs:
+        report["epoch_seconds"] = epoch_pairs(args)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
     return 0

@@ -31,10 +31,19 @@ class Stopped(KeyboardInterrupt):
 
 
 def is_stop(err: BaseException) -> bool:
-    """Whether ``err`` is a run being stopped by a signal (Ctrl-C, SIGTERM), not a failure."""
+    """Whether ``err`` is a run being stopped by a signal (Ctrl-C, SIGTERM), not a failure: the stop itself, or an
+    error raised while it was being handled. A SIGTERM that lands as Prefect starts a task run makes Prefect's own
+    crash handling fail (``ValueError: Task run is not set``, raised while handling the TerminationSignal, which
+    is its context): that is the stop too."""
     from prefect.exceptions import TerminationSignal
 
-    return isinstance(err, (KeyboardInterrupt, TerminationSignal))
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, (KeyboardInterrupt, TerminationSignal)):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False
 
 
 _crashed_flow_runs: list[str] = []  # flow runs of this process that a BaseException ended (hook below)

@@ -250,3 +250,33 @@ def test_a_stop_raised_inside_a_finalizer_is_raised_again_outside_it():
             got = err
     assert not reached_end and got is not None and got.signum == signal.SIGTERM
     assert signals._received == [signal.SIGTERM] and signals._swallowed == []
+
+
+def test_an_error_raised_while_a_stop_is_handled_is_the_stop():
+    # a SIGTERM landing as Prefect starts a task run: Prefect's crash handling then raised "Task run is not set"
+    # while handling its TerminationSignal, and the run exited 2 with that error instead of stopping (seen once)
+    from prefect.exceptions import TerminationSignal
+
+    from flows.signals import Stopped, is_stop
+
+    def raised(make):
+        try:
+            make()
+        except BaseException as err:  # noqa: BLE001 - the exception is the value under test
+            return err
+
+    def during(stop):
+        def make():
+            try:
+                raise stop
+            except BaseException:
+                raise ValueError("Task run is not set")
+        return raised(make)
+
+    assert is_stop(during(TerminationSignal(signal=signal.SIGTERM)))
+    assert is_stop(during(Stopped(signal.SIGTERM)))
+    assert is_stop(raised(lambda: (_ for _ in ()).throw(KeyboardInterrupt())))
+    plain = during(RuntimeError("a failure"))
+    assert not is_stop(plain) and not is_stop(ValueError("alone"))
+    plain.__context__.__context__ = plain  # a cycle ends the walk
+    assert not is_stop(plain)

@@ -127,7 +127,8 @@ def main(argv=None) -> int:
             n_numbers = first_quantity - n_ops + batch.qty_class.shape[1]
             row["batches"] += 1
             row["positions"] += L
-            row["waves"] += len(wave_plan(targets, n_ops, L, n_numbers, waits).waves)
+            n_waves = len(wave_plan(targets, n_ops, L, n_numbers, waits).waves)
+            row["waves"] += n_waves
             row["waves_without_rule"] += len(wave_plan(targets, n_ops, L, n_numbers).waves)
             by_length = sorted(targets, key=len, reverse=True)  # what the positions pass plans: rows longest first
             active = [sum(1 for ids in by_length if len(ids) > t) for t in range(L)]
@@ -135,9 +136,8 @@ def main(argv=None) -> int:
             row["plan_s_waves"] += fastest(lambda: wave_plan(targets, n_ops, L, n_numbers, waits), args.repeats)
             if len(row["decoder_ops"]) < args.op_batches:
                 ops = decoder_ops(model, batch)
-                row["decoder_ops"].append({"target_length": L, "n_waves": len(wave_plan(targets, n_ops, L, n_numbers,
-                                                                                        waits).waves),
-                                           "ops_positions": ops["positions"], "ops_waves": ops["waves"]})
+                row["decoder_ops"].append({"target_length": L, "n_waves": n_waves, "ops_positions": ops["positions"],
+                                           "ops_waves": ops["waves"]})
         report["datasets"][name] = row
         print(f"{name}: {row['batches']} batches an epoch; sequential decoder steps: positions {row['positions']}, "
               f"waves {row['waves']} ({row['waves_without_rule']} without the repeated-value rule); host planning "

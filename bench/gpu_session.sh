@@ -23,8 +23,9 @@
 # GRAPHED=1 adds the graphed steps (TrainConfig.step "graphed", solvers/gts_graphs.py: the decoder's pass captured as
 # one CUDA graph a padded batch shape and replayed by the trainer; "graphed-whole": the encoder captured with it) to
 # step 1: their fp32 epochs, kernels and ratio to the public GTS beside the row-wise step's, 3 epochs each (the first
-# holds most captures), and the row-wise step with teacher forcing by tree waves (the default since 2026-11-27) and
-# by prefix positions (the pass before), fp32 only. With DENSE=1 the
+# holds most captures), in this order: row-wise with teacher forcing by tree waves (the default since 2026-11-27),
+# graphed with the padded wave pass, graphed with the dense pass (by prefix positions, the one captured before),
+# row-wise by prefix positions, graphed-whole (waves), fp32 only: what a cut run loses is the last. With DENSE=1 the
 # dense_graph bench then trains no epochs of its own (the trainer's graphed epochs are step 1's).
 # STEP=graphed or STEP=graphed-whole (with ACCURACY=1) trains three fp32 runs with that step and three with the
 # row-wise step side by side on the one GPU, and pairs them seed by seed: issue #32's "the new step against the old"
@@ -51,14 +52,14 @@ export PYTHONPATH=$PWD
   python -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"; nproc; uptime; } >> "$LOG" 2>&1
 if [ "${TINY:-0}" = 1 ]; then
   SPEED=(--device cpu --datasets mawps --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
-  [ "${GRAPHED:-0}" = 1 ] && SPEED+=(--steps rowwise,dense --teacher-passes waves,positions)  # dense: graphed's pass eager
+  [ "${GRAPHED:-0}" = 1 ] && SPEED+=(--steps rowwise,dense,dense:positions --teacher-passes waves,positions)  # dense: graphed's pass eager
   SPEED23=(--device cpu --datasets math23k --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
   ACC=(--tiny --seeds 0,1,2 --data "$OUT/mawps_small.json")
   python -c "import json,sys; json.dump(json.load(open('../shared/data/mawps/MAWPS.json'))[:60], open(sys.argv[1], 'w'))" "$OUT/mawps_small.json"
 else
   SPEED=(--device cuda --datasets mawps --epochs 2 --reference-epochs 1)
   [ "${GRAPHED:-0}" = 1 ] && SPEED=(--device cuda --datasets mawps --epochs 3 --reference-epochs 1 --precisions fp32 \
-    --steps rowwise,graphed,graphed-whole --teacher-passes waves,positions)
+    --steps rowwise,graphed,graphed:positions,rowwise:positions,graphed-whole)
   SPEED23=(--device cuda --datasets math23k --epochs 2 --reference-epochs 1)
   # Math23K's epoch target (10 s) is a time, not a ratio: with GRAPHED=1 the whole-graph step alone, no public GTS
   [ "${GRAPHED:-0}" = 1 ] && SPEED23=(--device cuda --datasets math23k --precisions fp32 --epochs 2 --steps graphed-whole)

@@ -19,7 +19,9 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
   pass as one CUDA graph a padded batch shape (solvers/gts_graphs.py; fp32 only), keyed ``fp32-graphed``;
   ``graphed-whole`` likewise for the step that replays the encoder in that graph too (``fp32-graphed-whole``);
 - with ``--teacher-passes waves,positions``: the row-wise step with teacher forcing by tree waves (the default,
-  solvers/gts_waves.py) and by prefix positions (the pass before 2026-11-27), keyed ``fp32`` and ``fp32-positions``.
+  solvers/gts_waves.py) and by prefix positions (the pass before 2026-11-27), keyed ``fp32`` and ``fp32-positions``;
+  a step given as ``graphed:positions`` captures the dense pass (by prefix positions, the pass the H200 runs of
+  2026-11-27 captured) instead of the padded wave pass (solvers/gts_wave_graph.py), keyed ``fp32-graphed-positions``.
 
     .venv/bin/python bench/gpu_speed.py --device cpu --datasets mawps --precisions fp32 --epochs 1
     .venv/bin/python bench/gpu_speed.py --device cuda --epochs 3 --reference-epochs 3 --out gpu.json
@@ -48,6 +50,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.base import GRAPHED_STEPS, TrainConfig  # noqa: E402
+from solvers.gts_decoder import check_teacher_pass  # noqa: E402
 from solvers.device_copy import host_waits  # noqa: E402
 from solvers.registry import build_solver  # noqa: E402
 
@@ -236,6 +239,18 @@ def run_label(precision: str, step: str, teacher_pass: str = "waves") -> str:
                                                                           f"-{teacher_pass}")
 
 
+def step_runs(steps: str, precisions: str, teacher_passes: str) -> list[tuple[str, str, str]]:
+    """(precision, step, teacher pass) of each run: a step given as ``step:pass`` takes that teacher pass, a bare
+    ``rowwise`` each of ``teacher_passes``, any other bare step the default (waves); graphed steps fp32 only."""
+    runs = []
+    for spec in steps.split(","):
+        step, _, named = spec.partition(":")
+        for teacher_pass in [named] if named else teacher_passes.split(",") if step == "rowwise" else ["waves"]:
+            check_teacher_pass(teacher_pass)
+            runs += [(p, step, teacher_pass) for p in precisions.split(",") if not (step in GRAPHED_STEPS and p != "fp32")]
+    return runs
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
@@ -243,7 +258,7 @@ def main(argv=None) -> int:
     ap.add_argument("--precisions", default="fp32,bf16")
     ap.add_argument("--steps", default="rowwise", help="training steps (TrainConfig.step), comma-separated: rowwise, "
                     "graphed and graphed-whole (CUDA, fp32 only: run for fp32 alone), dense (the graphed step's "
-                    "pass eager)")
+                    "pass eager); step:pass for a teacher pass other than waves (graphed:positions, the dense pass)")
     ap.add_argument("--teacher-passes", default="waves", help="the row-wise step's teacher forcing "
                     "(GTSConfig.teacher_pass), comma-separated: waves, positions (the pass before 2026-11-27)")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs (the first is reported apart)")
@@ -270,9 +285,7 @@ def main(argv=None) -> int:
         figures = report["datasets"][name] = {}
         parts = figures["parts_fp32"] = part_ops(args, train, device)
         print("  fp32 parts of a batch (aten ops): " + ", ".join(f"{k} {v}" for k, v in parts.items()), flush=True)
-        runs = [(p, s, t) for s in args.steps.split(",") for p in args.precisions.split(",")
-                for t in (args.teacher_passes.split(",") if s == "rowwise" else ["waves"])
-                if not (s in GRAPHED_STEPS and p != "fp32")]
+        runs = step_runs(args.steps, args.precisions, args.teacher_passes)
         for precision, step, teacher_pass in runs:
             label = run_label(precision, step, teacher_pass)
             row = figures[label] = ops_per_batch(args, train, device, precision, step, teacher_pass)

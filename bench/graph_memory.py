@@ -1,7 +1,8 @@
 """How much GPU memory would the graphed step's captures hold? Counted on the CPU from tensor shapes.
 
 A graphed training (``TrainConfig.step = "graphed"``, solvers/gts_graphs.py) captures the decoder's loss
-pass once per rounded batch shape (T, L, Q, K) and keeps every capture for the training's life
+pass once per rounded batch shape and keeps every capture for the training's life (the padded wave pass,
+shapes (T, L, Q, W, R, H0, M0, A, rule); with ``--teacher-pass positions`` the dense pass, shapes (T, L, Q, K))
 (``--step graphed-whole``: the encoder's and the decoder's pass). What a capture keeps is its static inputs
 and what its backward graph writes (the inputs' gradients and one gradient of every parameter the pass
 uses); what its forward saves for the backward is freed when
@@ -44,31 +45,31 @@ from bench.gpu_speed import DATA, split  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.base import GRAPHED_STEPS  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
-from solvers.gts_graphs import ShapeFixedLoss, capture_footprint, rounded_plan  # noqa: E402
+from solvers.gts_decoder import TEACHER_PASSES  # noqa: E402
+from solvers.gts_graphs import ShapeFixedLoss, capture_footprint  # noqa: E402
 from solvers.trainer import expressible, length_bucketed  # noqa: E402
 from solvers.vocab import build_encoding  # noqa: E402
 
 MIB = 2 ** 20
 
 
-def batches_by_shape(train, encoding, n_ops: int, batch_size: int, epochs: int) -> dict:
-    """The first batch of each rounded shape over ``epochs`` epochs of the trainer's batches (seed 0), in the
-    order the shapes first come; and the epoch each new shape came in."""
+def batches_by_shape(train, encoding, step: ShapeFixedLoss, batch_size: int, epochs: int) -> dict:
+    """The first batch of each rounded shape of ``step`` over ``epochs`` epochs of the trainer's batches (seed 0),
+    in the order the shapes first come; and the epoch each new shape came in."""
     first, came = {}, {}
     rng = random.Random(0)  # the trainer's: random.Random(config.seed), drawn on across epochs
     for epoch in range(1, epochs + 1):
         for chunk in length_bucketed(train, batch_size, rng):
             batch = encoding.batch(chunk)
-            key = rounded_plan(batch, n_ops)[0]
+            key = step.key_and_plan(batch)[0]
             if key not in first:
                 first[key], came[key] = batch, epoch
     return {"first": first, "came": came}
 
 
-def footprints(model: GTSModel, shapes: dict, rows: int, whole: bool = False) -> dict:
-    """Each shape's :class:`CaptureFootprint`, from its first batch padded as the trainer pads it; ``whole``:
-    the pass step ``graphed-whole`` captures (the encoder's too)."""
-    step = ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False, whole=whole)
+def footprints(step: ShapeFixedLoss, shapes: dict) -> dict:
+    """Each shape's :class:`CaptureFootprint`, from its first batch padded as the trainer pads it (the pass of
+    ``step``: with ``whole``, the one step ``graphed-whole`` captures, the encoder's too)."""
     meta = copy.deepcopy(step.loss_module()).to("meta")
     out = {}
     for key, batch in shapes.items():
@@ -87,6 +88,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--step", default="graphed", choices=GRAPHED_STEPS,
                     help="whose captures: graphed (the decoder's pass) or graphed-whole (the encoder's with it)")
+    ap.add_argument("--teacher-pass", default="waves", choices=TEACHER_PASSES,
+                    help="the padded pass captured: by tree levels (waves) or by prefix positions (the dense pass)")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -97,9 +100,12 @@ def main(argv=None) -> int:
         encoding = build_encoding(train, min_count=GTSConfig.min_count)
         kept_train = [p for p in train if expressible(encoding, p)]
         torch.manual_seed(0)
-        model = GTSModel(GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden), encoding).train()
-        shapes = batches_by_shape(kept_train, encoding, model.decoder.n_ops, args.batch_size, args.epochs)
-        prints = footprints(model, shapes["first"], args.batch_size, whole=args.step == "graphed-whole")
+        model = GTSModel(GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden,
+                                   teacher_pass=args.teacher_pass), encoding).train()
+        step = ShapeFixedLoss(model, args.batch_size, torch.device("cpu"), graphed=False,
+                              whole=args.step == "graphed-whole")
+        shapes = batches_by_shape(kept_train, encoding, step, args.batch_size, args.epochs)
+        prints = footprints(step, shapes["first"])
         kept = [f.kept for f in prints.values()]
         saved = [f.saved for f in prints.values()]
         decoder_params = sum(p.numel() * p.element_size() for p in model.decoder.parameters())
@@ -115,7 +121,7 @@ def main(argv=None) -> int:
                "largest_shape": list(max(prints, key=lambda k: prints[k].kept + prints[k].saved)),
                "seconds": time.perf_counter() - t0}
         report["datasets"][name] = row
-        print(f"{name} ({args.step}): {row['train']} train ({row['unencodable']} unencodable), {row['shapes']} "
+        print(f"{name} ({args.step}, {args.teacher_pass}): {row['train']} train ({row['unencodable']} unencodable), {row['shapes']} "
               f"shapes over {args.epochs} epochs (by epoch {by_epoch}); decoder parameters "
               f"{row['decoder_param_mib']:.1f} MiB, encoder's {row['encoder_param_mib']:.1f} MiB; "
               f"kept a capture median {row['kept_mib_median']:.1f} MiB, largest {row['kept_mib_max']:.1f}, "

@@ -3,9 +3,11 @@
 Per dataset (the trainer's length-bucketed batches of one epoch, seed 0, batch 64, on bench/gpu_speed.py's 80/20
 split): the decoder's sequential steps an epoch (positions: each batch's longest target; waves: the wave plan's,
 with and without the repeated-value rule), the host's planning seconds an epoch for each pass (the smallest of
-``--repeats`` timings a batch), and for the first ``--op-batches`` batches the aten operations of the decoder's
+``--repeats`` timings a batch; "padded waves": the plan and rounded shape of the graphed steps' padded wave pass,
+solvers/gts_wave_graph.py), and for the first ``--op-batches`` batches the aten operations of the decoder's
 pass, forward and backward, at paper size (the encoder's states given, so the count is the decoder's alone:
-what differs between the passes). Counts do not depend on the machine; the seconds do.
+what differs between the passes), and those of the padded passes a graphed step captures (the padded wave pass
+and the dense one, each at its rounded shape). Counts do not depend on the machine; the seconds do.
 
 With ``--epoch-pairs N`` it then times whole training epochs of paper-size GTS on MAWPS's train side in this one
 process, the two passes alternated N times (2 epochs each fit, fp32, seed 0): a side-by-side figure of the CPU.
@@ -39,6 +41,7 @@ from mwp.readers import load_dataset  # noqa: E402
 from solvers.base import TrainConfig  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_decoder import DecoderContext  # noqa: E402
+from solvers.gts_graphs import ShapeFixedLoss  # noqa: E402
 from solvers.gts_plan import step_rows  # noqa: E402
 from solvers.gts_teacher import repeated_value_leaves, teacher_forced_log_probs  # noqa: E402
 from solvers.gts_waves import wave_log_probs, wave_plan  # noqa: E402
@@ -58,8 +61,17 @@ def fastest(fn, repeats: int) -> float:
     return best
 
 
-def decoder_ops(model: GTSModel, batch) -> dict:
-    """Aten operations of each pass's forward and backward on one batch, from the same encoder states."""
+def aten_ops(run) -> int:
+    """Aten operations ``run()`` dispatches (its forward and backward)."""
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        run()
+    return sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+
+
+def decoder_ops(model: GTSModel, batch, rows: int) -> dict:
+    """Aten operations of each pass's forward and backward on one batch, from the same encoder states; and of the
+    padded pass a graphed step captures for each teacher pass ("padded-waves", "dense"), on the batch padded to
+    its rounded shape (``rows`` rows), from the padded batch's states: what a replay runs."""
     with torch.no_grad():
         states = model.context(batch)
     qty_class = batch.qty_class if batch.has_repeated_values else None
@@ -68,10 +80,16 @@ def decoder_ops(model: GTSModel, batch) -> dict:
         ctx = DecoderContext(*(t.detach().requires_grad_(t.is_floating_point() and t is not states.text_bias)
                                for t in states._fields()))
         model.zero_grad()
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            logp = pass_(model.decoder, ctx, batch.target, batch.target_mask, qty_class)
-            (-logp.sum()).backward()
-        out[name] = sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+        out[name] = aten_ops(lambda: (-pass_(model.decoder, ctx, batch.target, batch.target_mask,
+                                             qty_class).sum()).backward())
+    for name, teacher_pass in (("padded-waves", "waves"), ("dense", "positions")):
+        step = ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False, teacher_pass=teacher_pass)
+        key, args = step.padded_args(batch)
+        args = tuple(a.detach().requires_grad_(a.requires_grad) for a in args)
+        loss = step.loss_module()
+        model.zero_grad()
+        out[name] = aten_ops(lambda: loss(*args).backward())
+        out[name + "_shape"] = list(key)
     return out
 
 
@@ -117,7 +135,8 @@ def main(argv=None) -> int:
         n_ops = model.decoder.n_ops
         first_quantity = n_ops + model.decoder.n_constants
         row = {"batches": 0, "positions": 0, "waves": 0, "waves_without_rule": 0, "plan_s_positions": 0.0,
-               "plan_s_waves": 0.0, "decoder_ops": []}
+               "plan_s_waves": 0.0, "plan_s_padded_waves": 0.0, "decoder_ops": []}
+        padded_step = ShapeFixedLoss(model, args.batch_size, torch.device("cpu"), graphed=False, teacher_pass="waves")
         for chunk in length_bucketed(kept, args.batch_size, random.Random(0)):
             batch = encoding.batch(chunk)
             L = batch.target.shape[1]
@@ -134,17 +153,23 @@ def main(argv=None) -> int:
             active = [sum(1 for ids in by_length if len(ids) > t) for t in range(L)]
             row["plan_s_positions"] += fastest(lambda: step_rows(by_length, n_ops, L, active), args.repeats)
             row["plan_s_waves"] += fastest(lambda: wave_plan(targets, n_ops, L, n_numbers, waits), args.repeats)
+            row["plan_s_padded_waves"] += fastest(lambda: padded_step.key_and_plan(batch), args.repeats)
             if len(row["decoder_ops"]) < args.op_batches:
-                ops = decoder_ops(model, batch)
+                ops = decoder_ops(model, batch, args.batch_size)
                 row["decoder_ops"].append({"target_length": L, "n_waves": n_waves, "ops_positions": ops["positions"],
-                                           "ops_waves": ops["waves"]})
+                                           "ops_waves": ops["waves"], "ops_padded_waves": ops["padded-waves"],
+                                           "padded_waves_shape": ops["padded-waves_shape"],
+                                           "ops_dense": ops["dense"], "dense_shape": ops["dense_shape"]})
         report["datasets"][name] = row
         print(f"{name}: {row['batches']} batches an epoch; sequential decoder steps: positions {row['positions']}, "
               f"waves {row['waves']} ({row['waves_without_rule']} without the repeated-value rule); host planning "
-              f"an epoch: positions {row['plan_s_positions']:.3f} s, waves {row['plan_s_waves']:.3f} s", flush=True)
+              f"an epoch: positions {row['plan_s_positions']:.3f} s, waves {row['plan_s_waves']:.3f} s, padded waves "
+              f"{row['plan_s_padded_waves']:.3f} s", flush=True)
         for i, ops in enumerate(row["decoder_ops"]):
             print(f"  batch {i} (longest target {ops['target_length']}, {ops['n_waves']} waves): the decoder's forward "
-                  f"and backward, aten ops: positions {ops['ops_positions']}, waves {ops['ops_waves']}", flush=True)
+                  f"and backward, aten ops: positions {ops['ops_positions']}, waves {ops['ops_waves']}; padded as "
+                  f"a graphed step captures it: waves {ops['ops_padded_waves']} (shape {ops['padded_waves_shape']}), "
+                  f"dense {ops['ops_dense']} (shape {ops['dense_shape']})", flush=True)
     if args.epoch_pairs:
         report["epoch_seconds"] = epoch_pairs(args)
     if args.out:

@@ -86,7 +86,9 @@ class TrainConfig:
     # The training step of a tree decoder (GTS; solvers/gts_graphs.py). "rowwise": each decoder step on the
     # rows that need it, few operations but each a kernel launched from Python. "graphed": batches padded
     # to a rounded shape and the decoder's loss pass captured as one CUDA graph a shape and replayed
-    # (CUDA and fp32 only; docs/solvers.md says what it was measured to gain). "graphed-whole": the same with
+    # (CUDA and fp32 only; docs/solvers.md says what it was measured to gain). The padded pass follows the
+    # model's teacher_pass: a step a tree level (waves, the default; not yet run on a GPU) or a step a prefix
+    # position (positions: the pass the H200 runs of 2026-11-27 captured). "graphed-whole": the same with
     # the encoder inside the captured pass too (its masked recurrence; not yet run on a GPU). "dense": that
     # padded pass run eagerly, slower everywhere: what tests run on the CPU.
     step: str = "rowwise"

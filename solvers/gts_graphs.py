@@ -18,6 +18,11 @@ draws new masks, as captured random draws advance the generator's offset (a CUDA
 passed on the H200 on 2026-11-27, with the rest of tests/solvers/test_cuda.py). The optimizer, gradient
 clipping (and with ``graphed`` the encoder) stay outside the graph. float32 only: autocast inside a captured
 graph needs its cast cache off, not tried on a GPU yet.
+
+Which pass a shape-fixed step runs follows the model's ``teacher_pass``: ``waves`` (the default) the padded wave
+pass of solvers/gts_wave_graph.py (:class:`WaveLoss`, a decoder step a tree level: on the CPU 3 to 5 times
+fewer aten operations a MAWPS batch than the dense pass, docs/solvers.md), ``positions`` the dense pass
+(:class:`DenseLoss`, a step a prefix position, the pass the H200 runs of 2026-11-27 captured).
 """
 from __future__ import annotations
 
@@ -26,14 +31,15 @@ import copy
 import gc
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 from torch import nn
 
 from solvers.device_copy import to_device
-from solvers.gts_decoder import DecoderContext
+from solvers.gts_decoder import DecoderContext, check_teacher_pass
 from solvers.gts_dense import DensePlan, dense_log_probs, plan_of_targets
+from solvers.gts_wave_graph import PaddedWavePlan, padded_wave_log_probs, plan_of_batch_targets
 from solvers.vocab import Batch
 
 
@@ -55,39 +61,58 @@ class DenseLoss(nn.Module):
         return -dense_log_probs(self.decoder, ctx, target, target_mask, qty, plan).sum()
 
 
-class WholeLoss(nn.Module):
-    """:class:`DenseLoss` with the encoder inside: the summed negative log-likelihood of a padded batch from its
-    token ids, every input a tensor argument (what make_graphed_callables captures for step ``graphed-whole``).
-    The encoder runs its masked recurrence (solvers/fast_gru.py), whose operations depend on the shapes alone,
-    on every device; the packed cuDNN recurrence the other steps use on CUDA depends on the lengths."""
+class WaveLoss(nn.Module):
+    """:class:`DenseLoss` through the padded wave pass (solvers/gts_wave_graph.py): the plan's arguments are a
+    :class:`PaddedWavePlan`'s fields, in its order."""
 
-    def __init__(self, model: nn.Module, repeated_values: bool = True):
+    def __init__(self, decoder, repeated_values: bool = True):
+        super().__init__()
+        self.decoder = decoder
+        self.repeated_values = repeated_values
+
+    def forward(self, enc, enc_proj, text_bias, num_emb, num_proj, num_mask, problem, target, target_mask, qty_class,
+                *plan_fields):
+        ctx = DecoderContext(enc, enc_proj, text_bias, num_emb, num_proj, num_mask, problem)
+        qty = qty_class if self.repeated_values else None
+        return -padded_wave_log_probs(self.decoder, ctx, target, target_mask, qty, PaddedWavePlan(*plan_fields)).sum()
+
+
+class WholeLoss(nn.Module):
+    """A decoder's loss pass (``decoder_loss``: :class:`WaveLoss`, the default, or :class:`DenseLoss`) with the
+    encoder inside: the summed negative log-likelihood of a padded batch from its token ids, every input a tensor
+    argument (what make_graphed_callables captures for step ``graphed-whole``). The encoder runs its masked
+    recurrence (solvers/fast_gru.py), whose operations depend on the shapes alone, on every device; the packed
+    cuDNN recurrence the other steps use on CUDA depends on the lengths."""
+
+    def __init__(self, model: nn.Module, decoder_loss: nn.Module | None = None):
         super().__init__()
         self.model = model
-        self.dense = DenseLoss(model.decoder, repeated_values)
+        self.decoder_loss = WaveLoss(model.decoder) if decoder_loss is None else decoder_loss
 
     def forward(self, tokens, lengths, qty_positions, qty_mask, *targets_and_plan):
         ctx = self.model.context_of(tokens, lengths, qty_positions, qty_mask, shape_fixed=True)
-        return self.dense(*ctx._fields(), *targets_and_plan)
+        return self.decoder_loss(*ctx._fields(), *targets_and_plan)
 
 
-def _targets_and_plan(batch: Batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
+Plan = DensePlan | PaddedWavePlan
+
+
+def _targets_and_plan(batch: Batch, plan: Plan) -> tuple[torch.Tensor, ...]:
     """The arguments :class:`DenseLoss` and :class:`WholeLoss` take after the context's or the batch's."""
     # without classes every slot is its own (no repeated value), as the row-wise pass reads a missing qty_class
     qty_class = batch.qty_class
     if qty_class is None:
         slots = torch.arange(batch.qty_positions.shape[1], device=batch.qty_positions.device)
         qty_class = slots.expand_as(batch.qty_positions).contiguous()  # a graph copies new inputs into it
-    return (batch.target, batch.target_mask, qty_class, plan.parent, plan.is_right, plan.left_step, plan.merge_pos,
-            plan.merge_left, plan.merge_valid)
+    return (batch.target, batch.target_mask, qty_class, *(getattr(plan, f.name) for f in fields(plan)))
 
 
-def dense_args(ctx: DecoderContext, batch: Batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
-    """:class:`DenseLoss`'s arguments, in its order."""
+def dense_args(ctx: DecoderContext, batch: Batch, plan: Plan) -> tuple[torch.Tensor, ...]:
+    """:class:`DenseLoss`'s arguments (or :class:`WaveLoss`'s, with a :class:`PaddedWavePlan`), in its order."""
     return (*ctx._fields(), *_targets_and_plan(batch, plan))
 
 
-def whole_args(batch: Batch, plan: DensePlan) -> tuple[torch.Tensor, ...]:
+def whole_args(batch: Batch, plan: Plan) -> tuple[torch.Tensor, ...]:
     """:class:`WholeLoss`'s arguments, in its order: the batch's on its device (its lengths too)."""
     lengths = to_device(batch.lengths, batch.tokens.device)  # the host's lengths, pinned: no wait
     return (batch.tokens, lengths, batch.qty_positions, batch.qty_mask, *_targets_and_plan(batch, plan))
@@ -156,6 +181,26 @@ def rounded_plan(batch: Batch, n_ops: int, rows: int | None = None) -> tuple[tup
     return (_up(batch.tokens.shape[1], 16), L, _up(batch.qty_positions.shape[1], 4), plan.levels), plan
 
 
+# Rounding of the wave pass's shapes: on MAWPS's trainer batches (batch 64, 80 epochs of seed 0's order) exact
+# shapes give 161 captured shapes, these 68 (the dense pass: 43); tokens and target positions cost the pass
+# flops only, a padded wave or merge level about a hundred kernels (counted on the CPU, docs/solvers.md).
+WAVE_ROUNDING = {"tokens": 32, "positions": 16, "slots": 4, "waves": 2, "levels": 2}
+
+
+def rounded_wave_plan(batch: Batch, decoder, rows: int | None = None,
+                      repeated_values: bool = True) -> tuple[tuple[int, ...], PaddedWavePlan]:
+    """The padded shape the wave pass captures a batch at, (T, L, Q, W, R, H0, M0, A, rule) rounded as
+    ``WAVE_ROUNDING`` says, and the batch's :class:`PaddedWavePlan` at that shape (``rows`` rows)."""
+    assert batch.target is not None and batch.target_mask is not None, "a training batch has targets"
+    T, L, Q = (_up(n, WAVE_ROUNDING[k]) for n, k in ((batch.tokens.shape[1], "tokens"),
+                                                     (batch.target.shape[1], "positions"),
+                                                     (batch.qty_positions.shape[1], "slots")))
+    plan = plan_of_batch_targets(decoder, batch.target, batch.target_mask,
+                                 batch.qty_class if repeated_values else None, decoder.n_constants + Q, L, rows,
+                                 wave_multiple=WAVE_ROUNDING["waves"], level_multiple=WAVE_ROUNDING["levels"])
+    return (T, L, Q, *plan.key()), plan
+
+
 @contextlib.contextmanager
 def _no_collection() -> Iterator[None]:
     """Python's cycle collector run first and kept off while the block runs (a capture). A capture fails
@@ -205,12 +250,17 @@ class ShapeFixedLoss:
     (cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking
     stream"; the H200 session of 2026-11-27)."""
 
-    def __init__(self, model: nn.Module, rows: int, device: torch.device, graphed: bool, whole: bool = False):
+    def __init__(self, model: nn.Module, rows: int, device: torch.device, graphed: bool, whole: bool = False,
+                 teacher_pass: str | None = None):
         if graphed and device.type != "cuda":
             raise ValueError(f"step '{_step(whole)}' captures CUDA graphs: it needs a CUDA device, not {device.type}")
         self.model, self.rows, self.device, self.graphed, self.whole = model, rows, device, graphed, whole
+        # the padded wave pass, else the dense one: the model's teacher pass unless a bench asks for the other
+        if teacher_pass is not None:
+            check_teacher_pass(teacher_pass)
+        self.waves = (teacher_pass or model.decoder.teacher_pass) == "waves"
         self.eager = self.loss_module()
-        self.graphs: dict[tuple[int, int, int, int], nn.Module] = {}
+        self.graphs: dict[tuple[int, ...], nn.Module] = {}
         self.capture_seconds = 0.0
         # One memory pool for every capture: a graph's scratch memory (what it frees before its capture ends)
         # is reused by the next capture, which is safe because replays never overlap (forward, backward and
@@ -226,10 +276,12 @@ class ShapeFixedLoss:
         return len(self.graphs)
 
     def loss_module(self) -> nn.Module:
-        """The pass this step runs (and captures): the decoder's (:class:`DenseLoss`, the encoder eager before
-        it) or, with ``whole``, the encoder's and the decoder's together (:class:`WholeLoss`)."""
+        """The pass this step runs (and captures): the decoder's (:class:`WaveLoss` or, with the model's
+        ``teacher_pass`` "positions", :class:`DenseLoss`; the encoder eager before it) or, with ``whole``, the
+        encoder's and the decoder's together (:class:`WholeLoss`)."""
         repeated = self.model.cfg.any_equal_slot
-        return WholeLoss(self.model, repeated) if self.whole else DenseLoss(self.model.decoder, repeated)
+        decoder_loss = (WaveLoss if self.waves else DenseLoss)(self.model.decoder, repeated)
+        return WholeLoss(self.model, decoder_loss) if self.whole else decoder_loss
 
     def _captured(self, key, args: tuple[torch.Tensor, ...]) -> nn.Module:
         if key not in self.graphs:
@@ -263,14 +315,20 @@ class ShapeFixedLoss:
             self.graphs.clear()
             gc.collect()
 
-    def padded_args(self, batch: Batch) -> tuple[tuple[int, int, int, int], tuple[torch.Tensor, ...]]:
+    def key_and_plan(self, batch: Batch) -> tuple[tuple[int, ...], Plan]:
+        """The rounded shape a batch (on the host) is captured at, and its plan at that shape."""
+        if self.waves:
+            return rounded_wave_plan(batch, self.model.decoder, self.rows, self.model.cfg.any_equal_slot)
+        return rounded_plan(batch, self.model.decoder.n_ops, self.rows)
+
+    def padded_args(self, batch: Batch) -> tuple[tuple[int, ...], tuple[torch.Tensor, ...]]:
         """The batch's rounded shape, and the pass's arguments: the batch padded to that shape and moved to the
         device, its plan built on the host; the encoder run on it (:func:`dense_args`) or, with ``whole``, the
         batch's own tensors (:func:`whole_args`)."""
         if batch.size > self.rows:
             raise ValueError(f"a batch of {batch.size} rows for a step shaped for {self.rows}")
-        key, plan = rounded_plan(batch, self.model.decoder.n_ops, self.rows)
-        T, L, Q, _ = key
+        key, plan = self.key_and_plan(batch)
+        T, L, Q = key[:3]
         padded = batch.padded(T, L, Q, self.rows).to(self.device)
         if self.whole:
             return key, whole_args(padded, plan.to(self.device))

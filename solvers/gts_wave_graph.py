@@ -127,12 +127,13 @@ def _tree_schedule(ids: list[int], n_ops: int, parent: list[int], is_right: list
 
 def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_numbers: int,
                      waits: list[list[bool]] | None = None, row_multiple: int | None = None,
-                     merge_multiple: int = 16) -> PaddedWavePlan:
+                     merge_multiple: int = 16, wave_multiple: int = 1, level_multiple: int = 1) -> PaddedWavePlan:
     """The :class:`PaddedWavePlan` of B prefix sequences (ids < n_ops are operators; leaves' ids - n_ops index the
     (C+Q) numbers; an empty one pads), padded to ``length`` positions, on the host. ``waits[b][t]``: the leaf's
     slot is chosen by the model (the repeated-value rule); without any, the plan has no rule. Rows R of the waves
     after the first and M0 of the merge levels before them are rounded up to ``row_multiple`` (default B), the
-    rows A of the merge level after each wave to ``merge_multiple``."""
+    rows A of the merge level after each wave to ``merge_multiple``, the waves W and the levels H0 before them to
+    ``wave_multiple`` and ``level_multiple`` (the added ones all padding)."""
     B = len(targets)
     row_multiple = row_multiple or B
     rule = bool(waits) and any(any(w[:len(ids)]) for w, ids in zip(waits, targets))
@@ -144,7 +145,7 @@ def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_number
                                            waits[b] if rule else [False] * len(ids)))
         except ValueError as err:
             raise ValueError(f"target {b} of the batch ({ids}): {err}") from None
-    W = 1 + max((max(s[0], default=0) for s in per_tree), default=0)
+    W = _up(1 + max((max(s[0], default=0) for s in per_tree), default=0), wave_multiple)
     by_wave: list[list[tuple[int, int]]] = [[] for _ in range(W)]
     for b, ids in enumerate(targets):
         for t in range(1, len(ids)):
@@ -182,6 +183,7 @@ def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_number
                     pre_levels[level[t] - 1].append((b, t))
                 else:
                     after[ready[t]].append((b, t))
+    pre_levels += [[] for _ in range(_up(len(pre_levels), level_multiple) - len(pre_levels))]
     H0 = len(pre_levels)
     M0 = _up(max((len(m) for m in pre_levels), default=1), row_multiple)
     for h, merges in enumerate(pre_levels):
@@ -229,10 +231,10 @@ def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_number
 
 def plan_of_batch_targets(dec: GTSDecoder, target: torch.Tensor, target_mask: torch.Tensor,
                           qty_class: torch.Tensor | None, n_numbers: int, length: int | None = None,
-                          rows: int | None = None) -> PaddedWavePlan:
+                          rows: int | None = None, **rounding: int) -> PaddedWavePlan:
     """The :class:`PaddedWavePlan` of a batch's (B, L) targets, read back to the host (a device read: call it
     before a captured pass, not inside), optionally padded to ``length`` positions and ``rows`` rows; with
-    ``qty_class`` the repeated-value rule's waiting leaves."""
+    ``qty_class`` the repeated-value rule's waiting leaves; ``rounding``: :func:`padded_wave_plan`'s multiples."""
     lengths = target_mask.sum(1).tolist()
     targets = [ids[:n] for ids, n in zip(target.tolist(), lengths)]
     waits = None
@@ -240,7 +242,7 @@ def plan_of_batch_targets(dec: GTSDecoder, target: torch.Tensor, target_mask: to
         waits = repeated_value_leaves(dec, target, target_mask, qty_class)[0].tolist()
     extra = (rows or len(targets)) - len(targets)
     return padded_wave_plan(targets + [[]] * extra, dec.n_ops, target.shape[1] if length is None else length,
-                            n_numbers, None if waits is None else waits + [[]] * extra)
+                            n_numbers, None if waits is None else waits + [[]] * extra, **rounding)
 
 
 def padded_wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor,

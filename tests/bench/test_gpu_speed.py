@@ -34,3 +34,15 @@ def test_a_graphed_trainings_epochs_are_also_given_without_their_captures():
         gpu_speed.capture_line("fp32-graphed", figures)
     assert gpu_speed.capture_figures(graphed[:1], 1000)["epoch_s_without_captures"] == 4.0  # one epoch: itself
     assert gpu_speed.capture_figures([EpochStats(1, 2.0, 10.0)], 1000) == {}  # a step that captures nothing
+
+
+def test_runs_take_their_teacher_pass_from_the_step_or_the_row_wise_list():
+    import pytest
+
+    runs = gpu_speed.step_runs("rowwise,graphed,graphed:positions,graphed-whole", "fp32,bf16", "waves,positions")
+    assert runs == [("fp32", "rowwise", "waves"), ("bf16", "rowwise", "waves"), ("fp32", "rowwise", "positions"),
+                    ("bf16", "rowwise", "positions"), ("fp32", "graphed", "waves"), ("fp32", "graphed", "positions"),
+                    ("fp32", "graphed-whole", "waves")]
+    assert [gpu_speed.run_label(*run) for run in runs[4:6]] == ["fp32-graphed", "fp32-graphed-positions"]
+    with pytest.raises(ValueError, match="teacher_pass must be one of waves, positions"):
+        gpu_speed.step_runs("graphed:levels", "fp32", "waves")

@@ -171,26 +171,29 @@ def test_a_loop_round_trains_evaluates_and_scores_on_cuda(tmp_path):
     assert on_cpu == pytest.approx(scores, rel=1e-3)
 
 
+@pytest.mark.parametrize("teacher_pass", ["waves", "positions"])
 @pytest.mark.parametrize("step", GRAPHED_STEPS)
-def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda(step):
+def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda(step, teacher_pass):
     """One captured pass a rounded shape (solvers/gts_graphs.py; the decoder's, or with graphed-whole the
-    encoder's and the decoder's), the captures sharing one memory pool: batches of two shapes, replays with
-    other inputs and a padded row, each the model's own loss and gradients in float32."""
+    encoder's and the decoder's; the padded wave pass, or with teacher_pass "positions" the dense one), the
+    captures sharing one memory pool: batches of two shapes, replays with other inputs and a padded row, each
+    the model's own loss and gradients in float32."""
     from solvers.gts import GTSConfig, GTSModel
-    from solvers.gts_graphs import ShapeFixedLoss, rounded_plan
+    from solvers.gts_graphs import ShapeFixedLoss
     from solvers.vocab import build_encoding
 
     problems = toy_problems()
     enc = build_encoding(problems)
     torch.manual_seed(0)
-    model = GTSModel(GTSConfig(embedding_size=16, hidden_size=32, dropout=0.0), enc).cuda().train()
+    cfg = GTSConfig(embedding_size=16, hidden_size=32, dropout=0.0, teacher_pass=teacher_pass)
+    model = GTSModel(cfg, enc).cuda().train()
     # the second: three rows in another order, padded to four (a short last batch); the third of another
     # shape (longer texts and expressions: a second capture in the shared pool), then the first shape again
     first, second, other = enc.batch(problems[:4]), enc.batch(problems[3:0:-1]), enc.batch(problems[4:])
     rows = 4
-    shape = [rounded_plan(b, model.decoder.n_ops, rows)[0] for b in (first, second, other)]
-    assert shape[0] == shape[1] != shape[2]
     graphed = ShapeFixedLoss(model, rows, torch.device("cuda"), graphed=True, whole=step == "graphed-whole")
+    shape = [graphed.key_and_plan(b)[0] for b in (first, second, other)]
+    assert shape[0] == shape[1] != shape[2]
     with float32_products():
         for batch in (first, second, other, first):
             results = []

@@ -1,7 +1,7 @@
 """The trainer's shape-fixed steps (solvers/gts_graphs.py): on the CPU the ``dense`` step, the padded pass a
-CUDA graph captures, run eagerly; the loss and gradients of a padded batch against the model's own loss,
-a training with it against the row-wise one, and the settings it refuses. test_cuda.py trains with the
-``graphed`` step on a GPU."""
+CUDA graph captures (the padded wave pass, or with teacher_pass "positions" the dense one), run eagerly; the
+loss and gradients of a padded batch against the model's own loss, a training with it against the row-wise
+one, and the settings it refuses. test_cuda.py trains with the ``graphed`` step on a GPU."""
 import dataclasses
 
 import pytest
@@ -9,7 +9,8 @@ import torch
 
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig, GTSModel
-from solvers.gts_graphs import DenseLoss, ShapeFixedLoss, WholeLoss, capture_footprint, rounded_plan
+from solvers.gts_graphs import (WAVE_ROUNDING, DenseLoss, ShapeFixedLoss, WaveLoss, WholeLoss, capture_footprint,
+                                rounded_plan, rounded_wave_plan)
 from solvers.registry import build_solver
 from solvers.train_state import identity
 from solvers.vocab import build_encoding
@@ -17,28 +18,41 @@ from test_gts_teacher import hand_problems
 from toy_problems import toy_problems
 
 
-def _model(any_equal_slot: bool, problems):
+def _model(any_equal_slot: bool, problems, teacher_pass: str = "waves"):
     enc = build_encoding(problems)
     torch.manual_seed(3)
-    cfg = GTSConfig(embedding_size=12, hidden_size=16, dropout=0.0, any_equal_slot=any_equal_slot)
+    cfg = GTSConfig(embedding_size=12, hidden_size=16, dropout=0.0, any_equal_slot=any_equal_slot,
+                    teacher_pass=teacher_pass)
     return GTSModel(cfg, enc).double().train(), enc
 
 
+@pytest.mark.parametrize("teacher_pass", ["waves", "positions"])
 @pytest.mark.parametrize("whole", [False, True], ids=["decoder-pass", "whole-pass"])
 @pytest.mark.parametrize("any_equal_slot", [False, True])
-def test_the_padded_dense_loss_equals_the_models_loss_with_its_gradients(any_equal_slot, whole):
+def test_the_padded_loss_equals_the_models_loss_with_its_gradients(any_equal_slot, whole, teacher_pass):
     """The padded pass of the graphed steps, eager: the decoder's after the encoder (step graphed) or the
-    encoder's and the decoder's in one module (step graphed-whole), against the model's own loss."""
+    encoder's and the decoder's in one module (step graphed-whole), against the model's own loss; the padded
+    wave pass with teacher_pass "waves", the dense pass with "positions"."""
     problems = hand_problems()
-    model, enc = _model(any_equal_slot, problems)
+    model, enc = _model(any_equal_slot, problems, teacher_pass)
     batch = enc.batch(problems)
     assert batch.has_repeated_values
     rows = batch.size + 3  # padded rows too, as a short last batch of an epoch is
-    key, _ = rounded_plan(batch, model.decoder.n_ops, rows)
-    T, L, Q, K = key
-    assert (T % 16, L % 4, Q % 4, K % 2) == (0, 0, 0, 0) and L > batch.target.shape[1] - 4
+    step = ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False, whole=whole)
+    key, _ = step.key_and_plan(batch)
+    if teacher_pass == "positions":
+        assert key == rounded_plan(batch, model.decoder.n_ops, rows)[0]
+        T, L, Q, K = key
+        assert (T % 16, L % 4, Q % 4, K % 2) == (0, 0, 0, 0) and L > batch.target.shape[1] - 4
+    else:
+        assert key == rounded_wave_plan(batch, model.decoder, rows, any_equal_slot)[0]
+        T, L, Q, W, R, H0, M0, A, rule = key
+        rounding = (WAVE_ROUNDING[k] for k in ("tokens", "positions", "slots", "waves", "levels"))
+        assert [n % m for n, m in zip((T, L, Q, W, H0), rounding)] == [0] * 5 and rule == any_equal_slot
+        assert (R % rows, M0 % rows, A % 16) == (0, 0, 0) and L >= batch.target.shape[1]
+    assert isinstance(step.loss_module(), WholeLoss if whole else WaveLoss if teacher_pass == "waves" else DenseLoss)
     grads = []
-    for loss_of in (model.loss, ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False, whole=whole)):
+    for loss_of in (model.loss, step):
         model.zero_grad()
         loss = loss_of(batch)
         loss.backward()
@@ -57,13 +71,15 @@ def test_a_batch_larger_than_the_step_is_refused():
         ShapeFixedLoss(model, 2, torch.device("cpu"), graphed=False)(enc.batch(problems))
 
 
-def test_training_with_the_dense_step_follows_the_row_wise_training():
+@pytest.mark.parametrize("teacher_pass", ["waves", "positions"])
+def test_training_with_the_dense_step_follows_the_row_wise_training(teacher_pass):
     """Same weights, same batches, dropout off: the two steps compute the same loss up to rounding, so the
-    first epoch's mean loss agrees closely and both fall; what ran is the dense pass (its captures: none)."""
+    first epoch's mean loss agrees closely and both fall; what ran is the padded pass (its captures: none)."""
     problems = toy_problems()
     losses = {}
     for step in ("rowwise", "dense"):
-        solver = build_solver("gts", device="cpu", embedding_size=16, hidden_size=16, dropout=0.0)
+        solver = build_solver("gts", device="cpu", embedding_size=16, hidden_size=16, dropout=0.0,
+                              teacher_pass=teacher_pass)
         cfg = TrainConfig(epochs=4, batch_size=3, lr=1e-2, weight_decay=0.0, device="cpu", progress=False,
                           eval_every=10**9, step=step)
         result = solver.fit(problems, [], cfg)
@@ -107,11 +123,12 @@ def test_graphed_is_refused_when_device_auto_finds_no_gpu(step):
                                                 step=step))
 
 
-def test_a_batch_without_value_classes_reads_every_slot_as_its_own():
+@pytest.mark.parametrize("teacher_pass", ["waves", "positions"])
+def test_a_batch_without_value_classes_reads_every_slot_as_its_own(teacher_pass):
     """A Batch may come without ``qty_class`` (the row-wise pass then applies no repeated-value rule): the
     dense step's classes are then one per slot, which gives the same loss as the row-wise pass without it."""
     problems = hand_problems()
-    model, enc = _model(True, problems)
+    model, enc = _model(True, problems, teacher_pass)
     batch = dataclasses.replace(enc.batch(problems), qty_class=None)
     own = model.loss(batch).item()
     dense = ShapeFixedLoss(model, batch.size, torch.device("cpu"), graphed=False)(batch).item()
@@ -119,28 +136,33 @@ def test_a_batch_without_value_classes_reads_every_slot_as_its_own():
 
 
 def _padded_args(model, enc, problems):
+    """The step's decoder pass (the model's teacher_pass's) and its arguments for the problems' batch."""
     batch = enc.batch(problems)
-    return ShapeFixedLoss(model, batch.size + 3, torch.device("cpu"), graphed=False).padded_args(batch)[1]
+    step = ShapeFixedLoss(model, batch.size + 3, torch.device("cpu"), graphed=False)
+    return step.loss_module(), step.padded_args(batch)[1]
 
 
+@pytest.mark.parametrize("teacher_pass", ["waves", "positions"])
 @pytest.mark.parametrize("any_equal_slot,dropout", [(False, 0.0), (True, 0.5)])
-def test_the_captured_pass_reads_nothing_back_and_its_footprint_counts_what_a_capture_keeps(any_equal_slot, dropout):
+def test_the_captured_pass_reads_nothing_back_and_its_footprint_counts_what_a_capture_keeps(any_equal_slot, dropout,
+                                                                                            teacher_pass):
     """A CUDA graph captures kernels, never a host read of a value: the pass a graphed step captures runs
     forward and backward on the meta device (shapes, no values), taking CUDA's dropout branch; and its
     footprint counts the inputs and the gradients the real pass on the CPU computes."""
     problems = hand_problems()
     enc = build_encoding(problems)
     torch.manual_seed(3)
-    model = GTSModel(GTSConfig(embedding_size=12, hidden_size=16, dropout=dropout, any_equal_slot=any_equal_slot),
-                     enc).train()
-    args = _padded_args(model, enc, problems)
-    footprint = capture_footprint(DenseLoss(model.decoder, any_equal_slot), args)
+    model = GTSModel(GTSConfig(embedding_size=12, hidden_size=16, dropout=dropout, any_equal_slot=any_equal_slot,
+                               teacher_pass=teacher_pass), enc).train()
+    loss, args = _padded_args(model, enc, problems)
+    assert isinstance(loss, WaveLoss if teacher_pass == "waves" else DenseLoss)
+    footprint = capture_footprint(loss, args)
     assert footprint.inputs == sum(a.numel() * a.element_size() for a in args)
     # the real pass on the CPU: which inputs and parameters get a gradient
     inputs = tuple(a.detach().requires_grad_(a.requires_grad) for a in args)
     params = list(model.decoder.parameters())
     wanted = [a for a in inputs if a.requires_grad] + params
-    grads = torch.autograd.grad(DenseLoss(model.decoder, any_equal_slot)(*inputs), wanted, allow_unused=True)
+    grads = torch.autograd.grad(loss(*inputs), wanted, allow_unused=True)
     assert sum(g.numel() * g.element_size() for g in grads if g is not None) == footprint.grads
     assert footprint.kept == footprint.inputs + footprint.grads and footprint.saved > footprint.inputs
 
@@ -195,8 +217,8 @@ def test_every_argument_of_the_whole_pass_is_on_the_steps_device():
 def test_the_footprint_refuses_a_pass_that_reads_a_value_back_to_the_host(monkeypatch):
     problems = hand_problems()
     model, enc = _model(True, problems)
-    args = _padded_args(model, enc, problems)
-    capture_footprint(DenseLoss(model.decoder), args)  # the pass as it is: runs
+    loss, args = _padded_args(model, enc, problems)
+    capture_footprint(loss, args)  # the pass as it is: runs
     op_labels = type(model.decoder).op_labels
 
     def reads_back(self, tokens, dtype):
@@ -205,7 +227,7 @@ def test_the_footprint_refuses_a_pass_that_reads_a_value_back_to_the_host(monkey
 
     monkeypatch.setattr(type(model.decoder), "op_labels", reads_back)
     with pytest.raises((NotImplementedError, RuntimeError)):
-        capture_footprint(DenseLoss(model.decoder), args)
+        capture_footprint(loss, args)
 
 
 def test_a_capture_runs_with_the_cycle_collector_off_after_a_collection():

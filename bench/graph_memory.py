@@ -121,7 +121,8 @@ def main(argv=None) -> int:
                "largest_shape": list(max(prints, key=lambda k: prints[k].kept + prints[k].saved)),
                "seconds": time.perf_counter() - t0}
         report["datasets"][name] = row
-        print(f"{name} ({args.step}, {args.teacher_pass}): {row['train']} train ({row['unencodable']} unencodable), {row['shapes']} "
+        print(f"{name} ({args.step}, {args.teacher_pass}): {row['train']} train ({row['unencodable']} unencodable), "
+              f"{row['shapes']} "
               f"shapes over {args.epochs} epochs (by epoch {by_epoch}); decoder parameters "
               f"{row['decoder_param_mib']:.1f} MiB, encoder's {row['encoder_param_mib']:.1f} MiB; "
               f"kept a capture median {row['kept_mib_median']:.1f} MiB, largest {row['kept_mib_max']:.1f}, "

@@ -119,8 +119,9 @@ class TrainSettings(Strict):
     step: Literal[STEPS] = Field(_TRAIN.step, description="GTS's training step: rowwise (the default); graphed, "
                                  "batches padded to a rounded shape and the decoder's pass replayed as one CUDA "
                                  "graph a shape (CUDA and fp32 only; a padded pass by tree levels, or by prefix "
-                                 "positions with the solver's teacher_pass positions); graphed-whole, the encoder replayed in that "
-                                 "graph too (not yet run on a GPU); dense, that pass eager (slower; tests)")
+                                 "positions with the solver's teacher_pass positions); graphed-whole, the encoder "
+                                 "replayed in that graph too (not yet run on a GPU); dense, that pass eager (slower; "
+                                 "tests)")
 
     def config(self, seed: int, device: str, progress: bool) -> TrainConfig:
         return TrainConfig(**self.model_dump(), seed=seed, device=device, progress=progress)

@@ -36,6 +36,7 @@ from solvers.device_copy import to_device
 from solvers.gts_decoder import DecoderContext, GTSDecoder, state_dtype
 from solvers.gts_plan import _plan_lists
 from solvers.gts_teacher import PassDropout, repeated_value_leaves
+from solvers.gts_waves import _tree_waves
 from solvers.step_autograd import StepStore
 
 PRE = -1  # a subtree known before the waves (no leaf of it waits for its goal)
@@ -80,51 +81,6 @@ def _up(n: int, m: int) -> int:
     return -(-n // m) * m
 
 
-def _tree_schedule(ids: list[int], n_ops: int, parent: list[int], is_right: list[bool], waits: list[bool]):
-    """One prefix tree's goal wave of each node; when each node's subtree is ready (PRE, or the wave after which
-    it exists: a waiting leaf's own wave, a merge's wave); each operator's merge level among the PRE merges;
-    each operator's right child; whether anything reads each node's subtree."""
-    n = len(ids)
-    right_child = {parent[t]: t for t in range(1, n) if is_right[t]}
-    if unclosed := [t for t in range(n) if ids[t] < n_ops and t not in right_child]:
-        raise ValueError(f"not a whole prefix tree: the operator at position {unclosed[0]} lacks a child")
-    wave, ready, level = [0] * n, [None] * n, [0] * n
-
-    def usable(c: int) -> int:  # the first merge level (the one after wave x) that may read c's subtree
-        if ready[c] == PRE or ids[c] >= n_ops:
-            return ready[c]
-        return ready[c] + 1  # a merge's result: the next wave's level (one merge level a wave)
-
-    def subtree_ready(t: int) -> int:  # children before parents: iterative, no recursion limit to meet
-        todo = [t]
-        while todo:
-            u = todo[-1]
-            if ready[u] is not None:
-                todo.pop()
-            elif ids[u] >= n_ops:
-                ready[u] = wave[u] if waits[u] else PRE
-                todo.pop()
-            elif ready[u + 1] is None or ready[right_child[u]] is None:
-                todo += [c for c in (u + 1, right_child[u]) if ready[c] is None]
-            else:
-                children = (u + 1, right_child[u])
-                ready[u] = max(usable(c) for c in children)
-                if ready[u] == PRE:
-                    level[u] = 1 + max(level[c] for c in children)
-                todo.pop()
-        return ready[t]
-
-    for t in range(1, n):  # prefix order: a parent and a left sibling's whole subtree come first
-        p = parent[t]
-        wave[t] = max(wave[p] + 1, subtree_ready(p + 1) + 1) if is_right[t] else wave[p] + 1
-    if n:
-        subtree_ready(0)
-    read = [False] * n  # as in solvers/gts_waves.py: the root's subtree and those down its right spine are not
-    for t in range(1, n):
-        read[t] = not is_right[t] or read[parent[t]]
-    return wave, ready, level, right_child, read
-
-
 def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_numbers: int,
                      waits: list[list[bool]] | None = None, row_multiple: int | None = None,
                      merge_multiple: int = 16, wave_multiple: int = 1, level_multiple: int = 1) -> PaddedWavePlan:
@@ -141,8 +97,8 @@ def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_number
     per_tree = []
     for b, ids in enumerate(targets):
         try:
-            per_tree.append(_tree_schedule(ids, n_ops, parent[b], is_right[b],
-                                           waits[b] if rule else [False] * len(ids)))
+            per_tree.append(_tree_waves(ids, n_ops, parent[b], is_right[b], waits[b] if rule else [False] * len(ids),
+                                        one_level_a_wave=True))
         except ValueError as err:
             raise ValueError(f"target {b} of the batch ({ids}): {err}") from None
     W = _up(1 + max((max(s[0], default=0) for s in per_tree), default=0), wave_multiple)
@@ -270,7 +226,8 @@ def padded_wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Te
     dtype = state_dtype(ctx.enc)
     p = dec.dropout.p if dec.training else 0.0
     drop = PassDropout(p, N, device, dtype)
-    merge_rows = plan.pre_merges.shape[0] * plan.pre_merges.shape[2] + plan.after_merges.shape[0] * plan.after_merges.shape[2]
+    (H0, _, M0), (n_after, _, A) = plan.pre_merges.shape, plan.after_merges.shape
+    merge_rows = H0 * M0 + n_after * A
     merge_drop = PassDropout(p, max(merge_rows, 1), device, dtype)
     layers = dec.step_layers()
     labels = dec.op_labels(tokens, dtype)  # (N, E): every node's operator embedding (leaves' unused)

@@ -78,15 +78,23 @@ class WavePlan:
     waves: list[Wave]
 
 
-def _tree_waves(ids: list[int], n_ops: int, parent: list[int], is_right: list[bool], waits: list[bool]):
+def _tree_waves(ids: list[int], n_ops: int, parent: list[int], is_right: list[bool], waits: list[bool],
+                one_level_a_wave: bool = False):
     """One prefix tree's goal wave of each node, the wave after which each node's subtree exists (-1: before the
     waves), each operator's merge level among the operators whose subtrees come after the same wave, each
-    operator's right child, and whether anything reads each node's subtree."""
+    operator's right child, and whether anything reads each node's subtree. ``one_level_a_wave`` (the padded pass
+    of solvers/gts_wave_graph.py): a merge after a wave may not read another merge of that wave, so a merge above a
+    merged subtree comes a wave later (the subtrees merged before the waves still take as many levels as needed)."""
     n = len(ids)
     right_child = {parent[t]: t for t in range(1, n) if is_right[t]}
     if unclosed := [t for t in range(n) if ids[t] < n_ops and t not in right_child]:
         raise ValueError(f"not a whole prefix tree: the operator at position {unclosed[0]} lacks a child")
     wave, ready = [0] * n, [None] * n
+
+    def usable(c: int) -> int:  # the first wave after which a merge may read c's subtree
+        if one_level_a_wave and ids[c] < n_ops and ready[c] != -1:
+            return ready[c] + 1
+        return ready[c]
 
     def subtree_ready(t: int) -> int:  # children before parents: iterative, no recursion limit to meet
         todo = [t]
@@ -100,7 +108,7 @@ def _tree_waves(ids: list[int], n_ops: int, parent: list[int], is_right: list[bo
             elif ready[u + 1] is None or ready[right_child[u]] is None:
                 todo += [c for c in (u + 1, right_child[u]) if ready[c] is None]
             else:
-                ready[u] = max(ready[u + 1], ready[right_child[u]])
+                ready[u] = max(usable(u + 1), usable(right_child[u]))
                 todo.pop()
         return ready[t]
 

@@ -67,17 +67,24 @@ def test_the_plan_merges_bottom_up_the_operators_a_leaf_closes():
     assert two.merge_left[2, 0, 0] == 2 and two.merge_valid[:, 0, 0].tolist() == [False, False, True, False, False]
 
 
+def on_meta(model, batch):
+    """The model's decoder and the batch's context moved to the meta device (shapes, no values), the number
+    scorer's input asking for a gradient."""
+    with torch.no_grad():
+        ctx = model.context(batch)
+    meta = torch.device("meta")
+    ctx = DecoderContext(*(t.to(meta) for t in ctx._fields()))
+    ctx.num_proj.requires_grad_(True)
+    return model.decoder.to(meta), ctx
+
+
 def test_given_its_plan_the_pass_reads_nothing_back_from_the_device():
     """On the meta device tensors have shapes and no values: a .tolist(), .item() or bool() of one raises,
     as a host read inside a CUDA graph capture would. Forward and backward, dropout on, the rule on."""
     model, batch = model_and_batch(True, dropout=0.5)
     plan = plan_of_targets(batch.target, batch.target_mask, model.decoder.n_ops)
-    with torch.no_grad():
-        ctx = model.context(batch)
+    decoder, ctx = on_meta(model, batch)
     meta = torch.device("meta")
-    decoder = model.decoder.to(meta)
-    ctx = DecoderContext(*(t.to(meta) for t in ctx._fields()))
-    ctx.num_proj.requires_grad_(True)
     logp = dense_log_probs(decoder, ctx, batch.target.to(meta), batch.target_mask.to(meta), batch.qty_class.to(meta),
                            plan.to(meta))
     assert logp.shape == batch.target.shape and logp.device.type == "meta"

@@ -7,10 +7,11 @@ import random
 import pytest
 import torch
 
-from solvers.gts_decoder import DecoderContext
 from solvers.gts_teacher import teacher_forced_log_probs
-from solvers.gts_wave_graph import PRE, _tree_schedule, padded_wave_log_probs, padded_wave_plan, plan_of_batch_targets
+from solvers.gts_wave_graph import PRE, padded_wave_log_probs, padded_wave_plan, plan_of_batch_targets
 from solvers.gts_plan import _plan_lists
+from solvers.gts_waves import _tree_waves
+from test_gts_dense import on_meta
 from test_gts_waves import MINUS, PLUS, TIMES, model_and_batch, random_prefix
 
 
@@ -92,7 +93,7 @@ def test_a_chain_of_merges_waiting_for_a_chosen_leaf_runs_one_level_a_wave():
     ids = [PLUS, MINUS, TIMES, 3, 4, 5, 6]
     parent, is_right, _, _ = _plan_lists([ids], 3, len(ids))
     waits = [False, False, False, False, True, False, False]
-    wave, ready, level, _, read = _tree_schedule(ids, 3, parent[0], is_right[0], waits)
+    wave, ready, level, _, read = _tree_waves(ids, 3, parent[0], is_right[0], waits, one_level_a_wave=True)
     assert wave == [0, 1, 2, 3, 3, 4, 5]
     assert ready[4] == 3 and ready[2] == 3 and ready[1] == 4 and ready[3] == PRE and ready[5] == PRE
     assert read == [False, True, True, True, True, True, False]
@@ -130,12 +131,8 @@ def test_the_pass_given_its_plan_reads_nothing_back_from_the_device():
     plan = plan_of_batch_targets(model.decoder, batch.target, batch.target_mask, batch.qty_class,
                                  model.decoder.n_constants + batch.qty_positions.shape[1])
     assert plan.rule and plan.after_merges.shape[2] > 0
-    with torch.no_grad():
-        ctx = model.context(batch)
+    decoder, ctx = on_meta(model, batch)
     meta = torch.device("meta")
-    decoder = model.decoder.to(meta)
-    ctx = DecoderContext(*(t.to(meta) for t in ctx._fields()))
-    ctx.num_proj.requires_grad_(True)
     logp = padded_wave_log_probs(decoder, ctx, batch.target.to(meta), batch.target_mask.to(meta),
                                  batch.qty_class.to(meta), plan.to(meta))
     assert logp.shape == batch.target.shape and logp.device.type == "meta"

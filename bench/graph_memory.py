@@ -90,6 +90,7 @@ def main(argv=None) -> int:
                     help="whose captures: graphed (the decoder's pass) or graphed-whole (the encoder's with it)")
     ap.add_argument("--teacher-pass", default="waves", choices=TEACHER_PASSES,
                     help="the padded pass captured: by tree levels (waves) or by prefix positions (the dense pass)")
+    ap.add_argument("--shapes-only", action="store_true", help="count the shapes alone (no meta pass a shape)")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -105,13 +106,19 @@ def main(argv=None) -> int:
         step = ShapeFixedLoss(model, args.batch_size, torch.device("cpu"), graphed=False,
                               whole=args.step == "graphed-whole")
         shapes = batches_by_shape(kept_train, encoding, step, args.batch_size, args.epochs)
+        by_epoch = {e: sum(1 for c in shapes["came"].values() if c <= e) for e in (1, 3, 10, 40, args.epochs)
+                    if e <= args.epochs}
+        if args.shapes_only:
+            report["datasets"][name] = {"train": len(kept_train), "shapes": len(shapes["first"]),
+                                        "shapes_by_epoch": by_epoch, "seconds": time.perf_counter() - t0}
+            print(f"{name} ({args.step}, {args.teacher_pass}): {len(shapes['first'])} shapes over {args.epochs} "
+                  f"epochs (by epoch {by_epoch}); footprints not counted (--shapes-only)", flush=True)
+            continue
         prints = footprints(step, shapes["first"])
         kept = [f.kept for f in prints.values()]
         saved = [f.saved for f in prints.values()]
         decoder_params = sum(p.numel() * p.element_size() for p in model.decoder.parameters())
         encoder_params = sum(p.numel() * p.element_size() for p in model.encoder.parameters())
-        by_epoch = {e: sum(1 for c in shapes["came"].values() if c <= e) for e in (1, 3, 10, 40, args.epochs)
-                    if e <= args.epochs}
         row = {"train": len(kept_train), "unencodable": len(train) - len(kept_train), "shapes": len(prints),
                "shapes_by_epoch": by_epoch, "decoder_param_mib": decoder_params / MIB,
                "encoder_param_mib": encoder_params / MIB,

@@ -20,9 +20,10 @@ clipping (and with ``graphed`` the encoder) stay outside the graph. float32 only
 graph needs its cast cache off, not tried on a GPU yet.
 
 Which pass a shape-fixed step runs follows the model's ``teacher_pass``: ``waves`` (the default) the padded wave
-pass of solvers/gts_wave_graph.py (:class:`WaveLoss`, a decoder step a tree level: on the CPU 3 to 5 times
-fewer aten operations a MAWPS batch than the dense pass, docs/solvers.md), ``positions`` the dense pass
-(:class:`DenseLoss`, a step a prefix position, the pass the H200 runs of 2026-11-27 captured).
+pass of solvers/gts_wave_graph.py (:class:`WaveLoss`, a decoder step a tree level, its shapes rounded as
+``WAVE_ROUNDING`` says: on the CPU 1.3 to 5 times fewer aten operations a batch than the dense pass, 3.5x on the
+median of five MAWPS batches, docs/solvers.md), ``positions`` the dense pass (:class:`DenseLoss`, a step a prefix
+position, the pass the H200 runs of 2026-11-27 captured).
 """
 from __future__ import annotations
 
@@ -182,8 +183,8 @@ def rounded_plan(batch: Batch, n_ops: int, rows: int | None = None) -> tuple[tup
 
 
 # Rounding of the wave pass's shapes: on MAWPS's trainer batches (batch 64, 80 epochs of seed 0's order) exact
-# shapes give 161 captured shapes, these 68 (the dense pass: 43); tokens and target positions cost the pass
-# flops only, a padded wave or merge level about a hundred kernels (counted on the CPU, docs/solvers.md).
+# shapes give 161 captured shapes, these 68 (the dense pass: 43; Math23K 473 against 145). Padded tokens and
+# target positions cost the pass flops only; a padded wave or merge level costs its operations, as a real one.
 WAVE_ROUNDING = {"tokens": 32, "positions": 16, "slots": 4, "waves": 2, "levels": 2}
 
 

@@ -146,15 +146,15 @@ def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_number
         for i, node in enumerate(merges):
             sub_row[node] = F + h * M0 + i
     A = _up(max((len(m) for m in after), default=1), merge_multiple) if rule else 0
-    base = F + H0 * M0
-    for w in range(W):
-        rows_w = B if w == 0 else R
-        for node, row in node_row.items():
-            if node_waits[row] and per_tree[node[0]][0][node[1]] == w:
-                sub_row[node] = base + row - (0 if w == 0 else B + (w - 1) * R)
-        for i, node in enumerate(after[w]):
-            sub_row[node] = base + rows_w + i
-        base += rows_w + A if rule else 0
+    if rule:  # wave w's chosen leaves (a row each of its node rows) and its merge level, after the merges before
+        first = [F + H0 * M0 + w * (R + A) - (R - B if w else 0) for w in range(W)]  # its first subtree row
+        for (b, t), row in node_row.items():
+            if node_waits[row]:
+                w = per_tree[b][0][t]
+                sub_row[b, t] = first[w] + row - (B + (w - 1) * R if w else 0)
+        for w, merges in enumerate(after):
+            for i, node in enumerate(merges):
+                sub_row[node] = first[w] + (R if w else B) + i
 
     def merge_rows(merges: list[tuple[int, int]], width: int) -> list[list[int]]:
         rows = [[0] * width for _ in range(3)]

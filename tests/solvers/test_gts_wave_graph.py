@@ -12,7 +12,7 @@ from solvers.gts_wave_graph import PRE, padded_wave_log_probs, padded_wave_plan,
 from solvers.gts_plan import _plan_lists
 from solvers.gts_waves import _tree_waves
 from test_gts_dense import on_meta
-from test_gts_waves import MINUS, PLUS, TIMES, model_and_batch, random_prefix
+from test_gts_waves import MINUS, PLUS, TIMES, model_and_batch, random_targets
 
 
 def run_pass(model, batch, qty_class, padded: bool, plan=None):
@@ -66,15 +66,8 @@ def test_on_random_trees_the_padded_wave_pass_equals_the_row_wise_one():
     # deep and lopsided trees with repeated values everywhere: chains of merges after waves, late readers
     model, batch, _ = model_and_batch(True, seed=7)
     dec, rng = model.decoder, random.Random(11)
-    n_numbers = dec.n_constants + batch.qty_class.shape[1]
-    B = batch.target.shape[0]
-    for trial in range(3):
-        targets = [random_prefix(rng, rng.randint(1, 8), n_numbers) for _ in range(B)]
-        targets = [[tok + dec.n_ops - 3 if tok >= 3 else tok for tok in ids] for ids in targets]
-        L = max(map(len, targets))
-        target = torch.tensor([ids + [0] * (L - len(ids)) for ids in targets])
-        mask = torch.tensor([[t < len(ids) for t in range(L)] for ids in targets])
-        qty_class = torch.tensor([[q % 2 for q in range(batch.qty_class.shape[1])] for _ in range(B)])
+    for _ in range(3):
+        target, mask, qty_class = random_targets(rng, dec, batch, 8)
         for classes in (None, qty_class):
             results = []
             for pass_ in (teacher_forced_log_probs, padded_wave_log_probs):

@@ -80,18 +80,25 @@ def random_prefix(rng: random.Random, n_leaves: int, n_slots: int) -> list[int]:
     return [rng.randrange(3)] + random_prefix(rng, left, n_slots) + random_prefix(rng, n_leaves - left, n_slots)
 
 
-def test_on_random_trees_the_wave_pass_equals_the_row_wise_one():
-    # deep and lopsided trees, repeated values everywhere: the plan's ordering of late merges and waves
-    model, batch, problems = model_and_batch(True, seed=7)
-    dec, rng = model.decoder, random.Random(11)
+def random_targets(rng: random.Random, dec, batch, max_leaves: int):
+    """(B, L) targets of random trees of 1 to ``max_leaves`` leaves over the batch's numbers, their mask, and value
+    classes putting every quantity slot in one of two classes (repeated values everywhere)."""
     n_numbers = dec.n_constants + batch.qty_class.shape[1]
     B = batch.target.shape[0]
-    targets = [random_prefix(rng, rng.randint(1, 7), n_numbers) for _ in range(B)]
+    targets = [random_prefix(rng, rng.randint(1, max_leaves), n_numbers) for _ in range(B)]
     targets = [[tok + dec.n_ops - 3 if tok >= 3 else tok for tok in ids] for ids in targets]
     L = max(map(len, targets))
     target = torch.tensor([ids + [0] * (L - len(ids)) for ids in targets])
     mask = torch.tensor([[t < len(ids) for t in range(L)] for ids in targets])
-    qty_class = torch.tensor([[q % 2 for q in range(batch.qty_class.shape[1])] for _ in range(B)])  # two classes each
+    qty_class = torch.tensor([[q % 2 for q in range(batch.qty_class.shape[1])] for _ in range(B)])
+    return target, mask, qty_class
+
+
+def test_on_random_trees_the_wave_pass_equals_the_row_wise_one():
+    # deep and lopsided trees, repeated values everywhere: the plan's ordering of late merges and waves
+    model, batch, problems = model_and_batch(True, seed=7)
+    dec, rng = model.decoder, random.Random(11)
+    target, mask, qty_class = random_targets(rng, dec, batch, 7)
     for classes in (None, qty_class):
         grads = []
         for pass_ in (teacher_forced_log_probs, wave_log_probs):

@@ -23,10 +23,14 @@
 # GRAPHED=1 adds the graphed steps (TrainConfig.step "graphed", solvers/gts_graphs.py: the decoder's pass captured as
 # one CUDA graph a padded batch shape and replayed by the trainer; "graphed-whole": the encoder captured with it) to
 # step 1: their fp32 epochs, kernels and ratio to the public GTS beside the row-wise step's, 3 epochs each (the first
-# holds most captures), in this order: row-wise with teacher forcing by tree waves (the default since 2026-11-27),
-# graphed with the padded wave pass, graphed with the dense pass (by prefix positions, the one captured before),
-# row-wise by prefix positions, graphed-whole (waves), fp32 only: what a cut run loses is the last. With DENSE=1 the
-# dense_graph bench then trains no epochs of its own (the trainer's graphed epochs are step 1's).
+# holds most captures), in this order: row-wise (teacher forcing by tree waves, the default), graphed-whole with the
+# shapes rounded coarsely (TrainConfig.graph_rounding, the default), graphed-whole rounded finely (the rounding of the
+# session-36 runs), graphed (coarse), fp32 only: what a cut run loses is the last. Step 3 then trains Math23K with
+# graphed-whole coarse, then fine, 2 epochs each (captures and epoch seconds). With DENSE=1 the dense_graph bench
+# then trains no epochs of its own (the trainer's graphed epochs are step 1's).
+# WHOLE=1 (with GRAPHED=1) adds, after step 2, a whole 80-epoch MAWPS training with graphed-whole (coarse), captures
+# included, against the public GTS's epoch (2 epochs trained, the second's seconds) times 80: issue #32's whole
+# training time against the public code (about 90 s on the H200).
 # STEP=graphed or STEP=graphed-whole (with ACCURACY=1) trains three fp32 runs with that step and three with the
 # row-wise step side by side on the one GPU, and pairs them seed by seed: issue #32's "the new step against the old"
 # for this step.
@@ -52,17 +56,21 @@ export PYTHONPATH=$PWD
   python -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"; nproc; uptime; } >> "$LOG" 2>&1
 if [ "${TINY:-0}" = 1 ]; then
   SPEED=(--device cpu --datasets mawps --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
-  [ "${GRAPHED:-0}" = 1 ] && SPEED+=(--steps rowwise,dense,dense:positions --teacher-passes waves,positions)  # dense: graphed's pass eager
+  [ "${GRAPHED:-0}" = 1 ] && SPEED+=(--steps rowwise,dense,dense:waves:fine,dense:positions --teacher-passes waves,positions)  # dense: graphed's pass eager
   SPEED23=(--device cpu --datasets math23k --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
+  WHOLE_RUN=(--device cpu --datasets mawps --precisions fp32 --hidden 16 --embedding 8 --epochs 2 --steps dense \
+    --reference-epochs 1)
   ACC=(--tiny --seeds 0,1,2 --data "$OUT/mawps_small.json")
   python -c "import json,sys; json.dump(json.load(open('../shared/data/mawps/MAWPS.json'))[:60], open(sys.argv[1], 'w'))" "$OUT/mawps_small.json"
 else
   SPEED=(--device cuda --datasets mawps --epochs 2 --reference-epochs 1)
   [ "${GRAPHED:-0}" = 1 ] && SPEED=(--device cuda --datasets mawps --epochs 3 --reference-epochs 1 --precisions fp32 \
-    --steps rowwise,graphed,graphed:positions,rowwise:positions,graphed-whole)
+    --steps rowwise,graphed-whole,graphed-whole:waves:fine,graphed)
   SPEED23=(--device cuda --datasets math23k --epochs 2 --reference-epochs 1)
   # Math23K's epoch target (10 s) is a time, not a ratio: with GRAPHED=1 the whole-graph step alone, no public GTS
-  [ "${GRAPHED:-0}" = 1 ] && SPEED23=(--device cuda --datasets math23k --precisions fp32 --epochs 2 --steps graphed-whole)
+  [ "${GRAPHED:-0}" = 1 ] && SPEED23=(--device cuda --datasets math23k --precisions fp32 --epochs 2 \
+    --steps graphed-whole,graphed-whole:waves:fine)
+  WHOLE_RUN=(--device cuda --datasets mawps --precisions fp32 --epochs 80 --steps graphed-whole --reference-epochs 2)
   ACC=(--seeds 0,1,2 --epochs 80 --threads 2 --no-resume --bs1-problems 1)
 fi
 
@@ -120,6 +128,13 @@ fi
 say "2. tests/solvers/test_cuda.py"
 timeout 150 python -m pytest -q -p no:cacheprovider tests/solvers/test_cuda.py tests/solvers/test_device_copy.py > "$OUT/cuda_tests.txt" 2>&1
 say "   test_cuda exit $? ($(tail -1 "$OUT/cuda_tests.txt"))"
+
+if [ "${WHOLE:-0}" = 1 ]; then
+  say "2b. gpu_speed ${WHOLE_RUN[*]}: a whole training against the public GTS"
+  timeout 200 python bench/gpu_speed.py "${WHOLE_RUN[@]}" --out "$OUT/gpu_speed_whole.json" > "$OUT/gpu_speed_whole.txt" 2>&1
+  say "   gpu_speed whole training exit $?"
+  grep -E "whole training|captures an epoch" "$OUT/gpu_speed_whole.txt" | tee -a "$LOG"
+fi
 
 if [ "${ACCURACY:-0}" = 1 ]; then
   wait $ACC_PID

@@ -49,7 +49,7 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from mwp.readers import load_dataset  # noqa: E402
-from solvers.base import GRAPHED_STEPS, TrainConfig  # noqa: E402
+from solvers.base import GRAPH_ROUNDINGS, GRAPHED_STEPS, TrainConfig  # noqa: E402
 from solvers.gts_decoder import check_teacher_pass  # noqa: E402
 from solvers.device_copy import host_waits  # noqa: E402
 from solvers.registry import build_solver  # noqa: E402
@@ -74,12 +74,13 @@ def solver_for(args, device: str, teacher_pass: str = "waves"):
                         teacher_pass=teacher_pass)
 
 
-def ops_per_batch(args, train, device: str, precision: str, step: str = "rowwise", teacher_pass: str = "waves") -> dict:
+def ops_per_batch(args, train, device: str, precision: str, step: str = "rowwise", teacher_pass: str = "waves",
+                  rounding: str = "coarse") -> dict:
     """Operations (and on CUDA kernels) of one training batch: a one-epoch fit on ``batch_size``
     problems, profiled after an identical warm-up fit."""
     batch = train[:args.batch_size]
     cfg = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision,
-                      eval_every=10**9, step=step)
+                      eval_every=10**9, step=step, graph_rounding=rounding)
     solver_for(args, device, teacher_pass).fit(batch, [], cfg)  # warm-up (allocator, cuDNN plans, lazy inits)
     solver = solver_for(args, device, teacher_pass)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
@@ -91,7 +92,8 @@ def ops_per_batch(args, train, device: str, precision: str, step: str = "rowwise
     return counted(prof, device, time.perf_counter() - t0)
 
 
-def steady_step(args, train, device: str, precision: str, step: str = "rowwise", teacher_pass: str = "waves") -> dict:
+def steady_step(args, train, device: str, precision: str, step: str = "rowwise", teacher_pass: str = "waves",
+                rounding: str = "coarse") -> dict:
     """The same figures for one training step in steady state: model, vocabularies and optimizer built and
     three steps taken on the same 64 problems first (allocator, cuDNN plans, Adam's state), then one step
     (the trainer's own ``train_step``: zero_grad, loss, backward, clipping, Adam) profiled. What every batch
@@ -105,7 +107,7 @@ def steady_step(args, train, device: str, precision: str, step: str = "rowwise",
     dev = torch.device(device)
     model = solver_for(args, device, teacher_pass).build_model(encoding).to(dev).train()
     config = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision,
-                         step=step)
+                         step=step, graph_rounding=rounding)
     optimizer, amp = make_optimizer(model, config, dev), autocast_dtype(dev, precision)
     scaler = torch.amp.GradScaler(dev.type, enabled=amp == torch.float16)
     loss_of = shape_fixed_loss(model, config, dev, amp)
@@ -171,17 +173,17 @@ def part_ops(args, train, device: str) -> dict:
 
 
 def timed_training(args, train, test, device: str, precision: str, step: str = "rowwise",
-                   teacher_pass: str = "waves") -> dict:
+                   teacher_pass: str = "waves", rounding: str = "coarse") -> dict:
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     solver = solver_for(args, device, teacher_pass)
     cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, progress=False, device=device,
-                      precision=precision, eval_every=10**9, seed=args.seed, step=step)
+                      precision=precision, eval_every=10**9, seed=args.seed, step=step, graph_rounding=rounding)
     result = solver.fit(train, [], cfg)
     seconds = [e.seconds for e in result.epochs]
     steady = seconds[1:] or seconds
     out = {"precision_ran": result.precision, "epoch_seconds": seconds, "epoch_s": statistics.median(steady),
-           "ms_per_problem": 1000 * statistics.median(steady) / len(train)}
+           "ms_per_problem": 1000 * statistics.median(steady) / len(train), "training_s": sum(seconds)}
     out.update(capture_figures(result.epochs, len(train)))
     if device == "cuda":
         out["peak_gpu_mb"] = torch.cuda.max_memory_allocated() / 2**20
@@ -232,22 +234,43 @@ def run_reference(data: Path, train, test, epochs: int, threads: int, device: st
             "epoch_s": statistics.median(e["seconds"] for e in steady)}
 
 
-def run_label(precision: str, step: str, teacher_pass: str = "waves") -> str:
+def whole_training_line(name: str, label: str, row: dict, ref: dict) -> str:
+    """A whole training's seconds (every epoch, captures included) against the public GTS's for as many epochs,
+    which are its steady epoch times that many (its epochs are alike: no capture, no warm-up after the first);
+    stored in ``row`` as ``training_vs_reference``."""
+    n = len(row["epoch_seconds"])
+    reference_s = ref["epoch_s"] * n
+    row["training_vs_reference"] = reference_s / row["training_s"]
+    return (f"  whole training ({name}, {n} epochs, captures included): compaug {label} {row['training_s']:.1f} s, "
+            f"the public GTS's epoch {ref['epoch_s']:.2f} s x {n} = {reference_s:.1f} s: compaug "
+            f"{row['training_vs_reference']:.2f}x")
+
+
+def run_label(precision: str, step: str, teacher_pass: str = "waves", rounding: str = "coarse") -> str:
     """A run's key in the report: the precision for the row-wise step (the keys of reports before --steps), with
-    ``-positions`` for its teacher forcing by prefix positions (before 2026-11-27)."""
-    return (precision if step == "rowwise" else f"{precision}-{step}") + ("" if teacher_pass == "waves" else
-                                                                          f"-{teacher_pass}")
+    ``-positions`` for its teacher forcing by prefix positions (before 2026-11-27) and ``-fine`` for a shape-fixed
+    step's fine rounding (TrainConfig.graph_rounding; the graphed runs of reports made before that setting, the
+    *_2026-11-27e records and earlier, rounded so, unlabelled)."""
+    return ((precision if step == "rowwise" else f"{precision}-{step}")
+            + ("" if teacher_pass == "waves" else f"-{teacher_pass}")
+            + ("" if rounding == "coarse" else f"-{rounding}"))
 
 
-def step_runs(steps: str, precisions: str, teacher_passes: str) -> list[tuple[str, str, str]]:
-    """(precision, step, teacher pass) of each run: a step given as ``step:pass`` takes that teacher pass, a bare
+def step_runs(steps: str, precisions: str, teacher_passes: str) -> list[tuple[str, str, str, str]]:
+    """(precision, step, teacher pass, rounding) of each run: a step given as ``step:pass`` takes that teacher
+    pass, ``step:pass:rounding`` that rounding of a shape-fixed step's shapes too (default coarse), a bare
     ``rowwise`` each of ``teacher_passes``, any other bare step the default (waves); graphed steps fp32 only."""
     runs = []
     for spec in steps.split(","):
-        step, _, named = spec.partition(":")
+        step, _, rest = spec.partition(":")
+        named, _, rounding = rest.partition(":")
+        rounding = rounding or "coarse"
+        if rounding not in GRAPH_ROUNDINGS:
+            raise ValueError(f"{spec}: rounding must be one of {', '.join(GRAPH_ROUNDINGS)}")
         for teacher_pass in [named] if named else teacher_passes.split(",") if step == "rowwise" else ["waves"]:
             check_teacher_pass(teacher_pass)
-            runs += [(p, step, teacher_pass) for p in precisions.split(",") if not (step in GRAPHED_STEPS and p != "fp32")]
+            runs += [(p, step, teacher_pass, rounding) for p in precisions.split(",")
+                     if not (step in GRAPHED_STEPS and p != "fp32")]
     return runs
 
 
@@ -258,7 +281,8 @@ def main(argv=None) -> int:
     ap.add_argument("--precisions", default="fp32,bf16")
     ap.add_argument("--steps", default="rowwise", help="training steps (TrainConfig.step), comma-separated: rowwise, "
                     "graphed and graphed-whole (CUDA, fp32 only: run for fp32 alone), dense (the graphed step's "
-                    "pass eager); step:pass for a teacher pass other than waves (graphed:positions, the dense pass)")
+                    "pass eager); step:pass for a teacher pass other than waves (graphed:positions, the dense pass), "
+                    "step:pass:rounding for the fine rounding of shapes (graphed-whole:waves:fine)")
     ap.add_argument("--teacher-passes", default="waves", help="the row-wise step's teacher forcing "
                     "(GTSConfig.teacher_pass), comma-separated: waves, positions (the pass before 2026-11-27)")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs (the first is reported apart)")
@@ -286,9 +310,9 @@ def main(argv=None) -> int:
         parts = figures["parts_fp32"] = part_ops(args, train, device)
         print("  fp32 parts of a batch (aten ops): " + ", ".join(f"{k} {v}" for k, v in parts.items()), flush=True)
         runs = step_runs(args.steps, args.precisions, args.teacher_passes)
-        for precision, step, teacher_pass in runs:
-            label = run_label(precision, step, teacher_pass)
-            row = figures[label] = ops_per_batch(args, train, device, precision, step, teacher_pass)
+        for precision, step, teacher_pass, rounding in runs:
+            label = run_label(precision, step, teacher_pass, rounding)
+            row = figures[label] = ops_per_batch(args, train, device, precision, step, teacher_pass, rounding)
             line = (f"  {label}: {row['aten_ops']} aten ops a batch of {args.batch_size} "
                     f"(issue #32's target: at most {OPS_TARGET})")
             if device == "cuda":
@@ -296,7 +320,7 @@ def main(argv=None) -> int:
                          f"launches), GPU busy "
                          f"{100 * row['gpu_busy_share']:.0f}% of the profiled batch")
             print(line, flush=True)
-            steady = row["steady_step"] = steady_step(args, train, device, precision, step, teacher_pass)
+            steady = row["steady_step"] = steady_step(args, train, device, precision, step, teacher_pass, rounding)
             print(f"  {label} steady-state step (no setup): {steady['aten_ops']} aten ops"
                   + (f", {steady['kernels']} kernels ({steady['launches']} launches, {steady['graph_launches']} "
                      f"graph launches), GPU busy "
@@ -304,7 +328,7 @@ def main(argv=None) -> int:
                      f"{steady['host_wait_places']}" if device == "cuda" else ""), flush=True)
             if args.skip_timing:
                 continue
-            row.update(timed_training(args, train, test, device, precision, step, teacher_pass))
+            row.update(timed_training(args, train, test, device, precision, step, teacher_pass, rounding))
             print(f"  {label} (ran {row['precision_ran']}): epoch {row['epoch_s']:.2f} s (first "
                   f"{row['epoch_seconds'][0]:.2f} s), {row['ms_per_problem']:.2f} ms a problem; beam-5 "
                   f"{row['beam5_problems_s']:.0f} problems/s; scoring {row['scoring_problems_s']:.0f} problems/s"
@@ -314,12 +338,13 @@ def main(argv=None) -> int:
         if args.reference_epochs and not args.skip_timing:
             ref = figures["reference"] = run_reference(DATA[name], train, test, args.reference_epochs, args.threads,
                                                        device)
-            for precision, step, teacher_pass in runs:
-                label = run_label(precision, step, teacher_pass)
+            for precision, step, teacher_pass, rounding in runs:
+                label = run_label(precision, step, teacher_pass, rounding)
                 ratio = ref["ms_per_problem"] / figures[label]["ms_per_problem"]
                 figures[label]["speedup_vs_reference"] = ratio
                 print(f"  side by side ({name}, {device}): compaug {label} {figures[label]['ms_per_problem']:.2f} "
                       f"ms a problem, reference {ref['ms_per_problem']:.2f}: compaug {ratio:.2f}x", flush=True)
+                print(whole_training_line(name, label, figures[label], ref), flush=True)
                 if "ms_per_problem_without_captures" in figures[label]:
                     steady_ratio = ref["ms_per_problem"] / figures[label]["ms_per_problem_without_captures"]
                     figures[label]["speedup_vs_reference_without_captures"] = steady_ratio

@@ -43,7 +43,7 @@ import torch  # noqa: E402
 
 from bench.gpu_speed import DATA, split  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
-from solvers.base import GRAPHED_STEPS  # noqa: E402
+from solvers.base import GRAPH_ROUNDINGS, GRAPHED_STEPS  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_decoder import TEACHER_PASSES  # noqa: E402
 from solvers.gts_graphs import ShapeFixedLoss, capture_footprint  # noqa: E402
@@ -90,6 +90,8 @@ def main(argv=None) -> int:
                     help="whose captures: graphed (the decoder's pass) or graphed-whole (the encoder's with it)")
     ap.add_argument("--teacher-pass", default="waves", choices=TEACHER_PASSES,
                     help="the padded pass captured: by tree levels (waves) or by prefix positions (the dense pass)")
+    ap.add_argument("--rounding", default="coarse", choices=GRAPH_ROUNDINGS,
+                    help="how the wave pass's shapes are rounded (TrainConfig.graph_rounding)")
     ap.add_argument("--shapes-only", action="store_true", help="count the shapes alone (no meta pass a shape)")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args(argv)
@@ -104,14 +106,15 @@ def main(argv=None) -> int:
         model = GTSModel(GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden,
                                    teacher_pass=args.teacher_pass), encoding).train()
         step = ShapeFixedLoss(model, args.batch_size, torch.device("cpu"), graphed=False,
-                              whole=args.step == "graphed-whole")
+                              whole=args.step == "graphed-whole", rounding=args.rounding)
         shapes = batches_by_shape(kept_train, encoding, step, args.batch_size, args.epochs)
         by_epoch = {e: sum(1 for c in shapes["came"].values() if c <= e) for e in (1, 3, 10, 40, args.epochs)
                     if e <= args.epochs}
         if args.shapes_only:
             report["datasets"][name] = {"train": len(kept_train), "shapes": len(shapes["first"]),
                                         "shapes_by_epoch": by_epoch, "seconds": time.perf_counter() - t0}
-            print(f"{name} ({args.step}, {args.teacher_pass}): {len(shapes['first'])} shapes over {args.epochs} "
+            print(f"{name} ({args.step}, {args.teacher_pass}, {args.rounding}): {len(shapes['first'])} shapes over "
+                  f"{args.epochs} "
                   f"epochs (by epoch {by_epoch}); footprints not counted (--shapes-only)", flush=True)
             continue
         prints = footprints(step, shapes["first"])
@@ -128,7 +131,8 @@ def main(argv=None) -> int:
                "largest_shape": list(max(prints, key=lambda k: prints[k].kept + prints[k].saved)),
                "seconds": time.perf_counter() - t0}
         report["datasets"][name] = row
-        print(f"{name} ({args.step}, {args.teacher_pass}): {row['train']} train ({row['unencodable']} unencodable), "
+        print(f"{name} ({args.step}, {args.teacher_pass}, {args.rounding}): {row['train']} train "
+              f"({row['unencodable']} unencodable), "
               f"{row['shapes']} "
               f"shapes over {args.epochs} epochs (by epoch {by_epoch}); decoder parameters "
               f"{row['decoder_param_mib']:.1f} MiB, encoder's {row['encoder_param_mib']:.1f} MiB; "

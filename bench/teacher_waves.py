@@ -70,8 +70,9 @@ def aten_ops(run) -> int:
 
 def decoder_ops(model: GTSModel, batch, rows: int) -> dict:
     """Aten operations of each pass's forward and backward on one batch, from the same encoder states; and of the
-    padded pass a graphed step captures for each teacher pass ("padded-waves", "dense"), on the batch padded to
-    its rounded shape (``rows`` rows), from the padded batch's states: what a replay runs."""
+    padded pass a graphed step captures for each teacher pass ("padded-waves", its shapes rounded coarsely, the
+    default, and "padded-waves-fine"; "dense"), on the batch padded to its rounded shape (``rows`` rows), from
+    the padded batch's states: what a replay runs."""
     with torch.no_grad():
         states = model.context(batch)
     qty_class = batch.qty_class if batch.has_repeated_values else None
@@ -82,8 +83,10 @@ def decoder_ops(model: GTSModel, batch, rows: int) -> dict:
         model.zero_grad()
         out[name] = aten_ops(lambda: (-pass_(model.decoder, ctx, batch.target, batch.target_mask,
                                              qty_class).sum()).backward())
-    for name, teacher_pass in (("padded-waves", "waves"), ("dense", "positions")):
-        step = ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False, teacher_pass=teacher_pass)
+    for name, teacher_pass, rounding in (("padded-waves", "waves", "coarse"), ("padded-waves-fine", "waves", "fine"),
+                                         ("dense", "positions", "coarse")):
+        step = ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False, teacher_pass=teacher_pass,
+                              rounding=rounding)
         key, args = step.padded_args(batch)
         args = tuple(a.detach().requires_grad_(a.requires_grad) for a in args)
         loss = step.loss_module()
@@ -159,6 +162,8 @@ def main(argv=None) -> int:
                 row["decoder_ops"].append({"target_length": L, "n_waves": n_waves, "ops_positions": ops["positions"],
                                            "ops_waves": ops["waves"], "ops_padded_waves": ops["padded-waves"],
                                            "padded_waves_shape": ops["padded-waves_shape"],
+                                           "ops_padded_waves_fine": ops["padded-waves-fine"],
+                                           "padded_waves_fine_shape": ops["padded-waves-fine_shape"],
                                            "ops_dense": ops["dense"], "dense_shape": ops["dense_shape"]})
         report["datasets"][name] = row
         print(f"{name}: {row['batches']} batches an epoch; sequential decoder steps: positions {row['positions']}, "
@@ -168,7 +173,8 @@ def main(argv=None) -> int:
         for i, ops in enumerate(row["decoder_ops"]):
             print(f"  batch {i} (longest target {ops['target_length']}, {ops['n_waves']} waves): the decoder's forward "
                   f"and backward, aten ops: positions {ops['ops_positions']}, waves {ops['ops_waves']}; padded as "
-                  f"a graphed step captures it: waves {ops['ops_padded_waves']} (shape {ops['padded_waves_shape']}), "
+                  f"a graphed step captures it: waves {ops['ops_padded_waves']} (shape {ops['padded_waves_shape']}; "
+                  f"rounded fine {ops['ops_padded_waves_fine']}, shape {ops['padded_waves_fine_shape']}), "
                   f"dense {ops['ops_dense']} (shape {ops['dense_shape']})", flush=True)
     if args.epoch_pairs:
         report["epoch_seconds"] = epoch_pairs(args)

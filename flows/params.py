@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, create_model, model_validator
 
 from mwp.readers import FORMATS, DataSpec, check_source_path
-from solvers.base import PRECISIONS, STEPS, TIE_BREAKS, TrainConfig
+from solvers.base import GRAPH_ROUNDINGS, PRECISIONS, STEPS, TIE_BREAKS, TrainConfig
 from solvers.registry import SOLVERS
 from tasks.augment.base import AugmentConfig
 from tasks.dbca.atoms import DEFAULT_KS, DEFAULT_MAX_DEPTH, DEFAULT_WINDOW, K_RULES
@@ -120,8 +120,11 @@ class TrainSettings(Strict):
                                  "batches padded to a rounded shape and the decoder's pass replayed as one CUDA "
                                  "graph a shape (CUDA and fp32 only; a padded pass by tree levels, or by prefix "
                                  "positions with the solver's teacher_pass positions); graphed-whole, the encoder "
-                                 "replayed in that graph too (not yet run on a GPU); dense, that pass eager (slower; "
-                                 "tests)")
+                                 "replayed in that graph too; dense, that pass eager (slower; tests)")
+    graph_rounding: Literal[GRAPH_ROUNDINGS] = Field(_TRAIN.graph_rounding, description="how the graphed and "
+                                                     "dense steps round a batch's shape: coarse, fewer shapes to "
+                                                     "capture for more padding; fine, the rounding of the "
+                                                     "H200 runs of 2026-11-27 (4 times the shapes on Math23K)")
 
     def config(self, seed: int, device: str, progress: bool) -> TrainConfig:
         return TrainConfig(**self.model_dump(), seed=seed, device=device, progress=progress)
@@ -203,7 +206,7 @@ def lift_legacy_loop_keys(values: Any, keys: tuple[str, ...] = LEGACY_LOOP_KEYS)
 # LoopParams fields added after run directories existed. Left out of the fingerprint while at their
 # default, so that a run (or a study cell) started before the field existed resumes in its directory.
 # Every loop setting but those of the first run directories is treated so without being listed here.
-ADDED_AT_DEFAULT = ("train.precision", "train.step")
+ADDED_AT_DEFAULT = ("train.precision", "train.step", "train.graph_rounding")
 # LoopParams fields added with a default other than the behaviour runs had before them: left out of the
 # fingerprint at that old behaviour's value, so an earlier run (or study cell) resumes in its directory
 # when its parameters name the old value, and a run with the new default gets a directory of its own.

@@ -51,6 +51,7 @@ TIE_BREAKS = ("valid-loss", "first")
 # TrainConfig.step: the trainer's row-wise teacher forcing, or GTS's shape-fixed pass eager or as CUDA graphs
 STEPS = ("rowwise", "dense", "graphed", "graphed-whole")
 GRAPHED_STEPS = ("graphed", "graphed-whole")  # the steps that capture CUDA graphs
+GRAPH_ROUNDINGS = ("coarse", "fine")  # how the shape-fixed steps round a batch's shape (solvers/gts_graphs.py)
 
 
 @dataclass(frozen=True)
@@ -87,11 +88,14 @@ class TrainConfig:
     # rows that need it, few operations but each a kernel launched from Python. "graphed": batches padded
     # to a rounded shape and the decoder's loss pass captured as one CUDA graph a shape and replayed
     # (CUDA and fp32 only; docs/solvers.md says what it was measured to gain). The padded pass follows the
-    # model's teacher_pass: a step a tree level (waves, the default; not yet run on a GPU) or a step a prefix
-    # position (positions: the pass the H200 runs of 2026-11-27 captured). "graphed-whole": the same with
-    # the encoder inside the captured pass too (its masked recurrence; not yet run on a GPU). "dense": that
-    # padded pass run eagerly, slower everywhere: what tests run on the CPU.
+    # model's teacher_pass: a step a tree level (waves, the default) or a step a prefix position (positions).
+    # "graphed-whole": the same with the encoder inside the captured pass too (its masked recurrence).
+    # "dense": that padded pass run eagerly, slower everywhere: what tests run on the CPU.
     step: str = "rowwise"
+    # How those steps round a batch's shape by tree levels (solvers/gts_graphs.py WAVE_ROUNDINGS): "coarse",
+    # fewer shapes to capture (a capture costs tenths of a second and keeps its memory) for more padding;
+    # "fine", the rounding of the H200 runs of 2026-11-27 (Math23K: 473 shapes over 80 epochs, coarse 118).
+    graph_rounding: str = "coarse"
 
     def __post_init__(self) -> None:
         check_config(self, positive=("epochs", "batch_size", "lr", "lr_halving_epochs", "eval_every", "beam_size",
@@ -103,6 +107,8 @@ class TrainConfig:
             raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {self.tie_break!r}")
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {', '.join(STEPS)}, got {self.step!r}")
+        if self.graph_rounding not in GRAPH_ROUNDINGS:
+            raise ValueError(f"graph_rounding must be one of {', '.join(GRAPH_ROUNDINGS)}, got {self.graph_rounding!r}")
         if self.step in GRAPHED_STEPS and (self.precision != "fp32" or self.device == "cpu"):
             raise ValueError(f"step {self.step} captures CUDA graphs in float32 only so far: it needs precision fp32 "
                              f"(got {self.precision}) and a CUDA device (got {self.device})")

@@ -111,10 +111,11 @@ class GTSModel(nn.Module):
         assert batch.target is not None and batch.target_mask is not None, "token_log_probs needs targets"
         return self.decoder.token_log_probs(self.context(batch), batch.target, batch.target_mask)  # (B, L)
 
-    def shape_fixed_loss(self, rows: int, device: torch.device, graphed: bool, whole: bool = False) -> ShapeFixedLoss:
-        """The trainer's ``dense``, ``graphed`` and ``graphed-whole`` steps (``TrainConfig.step``;
-        solvers/gts_graphs.py)."""
-        return ShapeFixedLoss(self, rows, device, graphed, whole)
+    def shape_fixed_loss(self, rows: int, device: torch.device, graphed: bool, whole: bool = False,
+                         rounding: str = "coarse") -> ShapeFixedLoss:
+        """The trainer's ``dense``, ``graphed`` and ``graphed-whole`` steps (``TrainConfig.step``,
+        ``TrainConfig.graph_rounding``; solvers/gts_graphs.py)."""
+        return ShapeFixedLoss(self, rows, device, graphed, whole, rounding=rounding)
 
     @staticmethod
     def decoder_precision(device: torch.device):

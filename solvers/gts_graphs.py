@@ -21,9 +21,9 @@ graph needs its cast cache off, not tried on a GPU yet.
 
 Which pass a shape-fixed step runs follows the model's ``teacher_pass``: ``waves`` (the default) the padded wave
 pass of solvers/gts_wave_graph.py (:class:`WaveLoss`, a decoder step a tree level, its shapes rounded as
-``WAVE_ROUNDING`` says: on the CPU 1.3 to 5 times fewer aten operations a batch than the dense pass, 3.5x on the
-median of five MAWPS batches, docs/solvers.md), ``positions`` the dense pass (:class:`DenseLoss`, a step a prefix
-position, the pass the H200 runs of 2026-11-27 captured).
+``WAVE_ROUNDINGS`` say, TrainConfig.graph_rounding choosing: on the CPU 1.3 to 5 times fewer aten operations a
+batch than the dense pass, 3.5x on the median of five MAWPS batches, docs/solvers.md), ``positions`` the dense
+pass (:class:`DenseLoss`, a step a prefix position, the pass the first H200 runs of 2026-11-27 captured).
 """
 from __future__ import annotations
 
@@ -37,10 +37,12 @@ from dataclasses import dataclass, fields
 import torch
 from torch import nn
 
+from solvers.base import GRAPH_ROUNDINGS
 from solvers.device_copy import to_device
 from solvers.gts_decoder import DecoderContext, check_teacher_pass
 from solvers.gts_dense import DensePlan, dense_log_probs, plan_of_targets
-from solvers.gts_wave_graph import PaddedWavePlan, padded_wave_log_probs, plan_of_batch_targets
+from solvers.gts_wave_graph import (PaddedWavePlan, padded_wave_log_probs, plan_of_batch_targets, round_up,
+                                    round_up_geometric)
 from solvers.vocab import Batch
 
 
@@ -169,49 +171,92 @@ def _nbytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
 
-def _up(n: int, m: int) -> int:
-    return -(-n // m) * m
-
-
 def rounded_plan(batch: Batch, n_ops: int, rows: int | None = None) -> tuple[tuple[int, int, int, int], DensePlan]:
     """The padded shape a batch is captured at, (T, L, Q, K): tokens T up to a multiple of 16, target positions
     L and quantity slots Q of 4, merge levels K of 2; and the batch's plan at that shape (``rows`` rows)."""
     assert batch.target is not None and batch.target_mask is not None, "a training batch has targets"
-    L = _up(batch.target.shape[1], 4)
+    L = round_up(batch.target.shape[1], 4)
     plan = plan_of_targets(batch.target, batch.target_mask, n_ops, L, rows, level_multiple=2)
-    return (_up(batch.tokens.shape[1], 16), L, _up(batch.qty_positions.shape[1], 4), plan.levels), plan
+    return (round_up(batch.tokens.shape[1], 16), L, round_up(batch.qty_positions.shape[1], 4), plan.levels), plan
 
 
-# Rounding of the wave pass's shapes: on MAWPS's trainer batches (batch 64, 80 epochs of seed 0's order) exact
-# shapes give 161 captured shapes, these 68 (the dense pass: 43; Math23K 473 against 145). Padded tokens and
-# target positions cost the pass flops only; a padded wave or merge level costs its operations, as a real one.
-WAVE_ROUNDING = {"tokens": 32, "positions": 16, "slots": 4, "waves": 2, "levels": 2}
+@dataclass(frozen=True)
+class WaveRounding:
+    """How far the padded wave pass rounds a batch's shape up: each rounded shape is a capture (its seconds, the
+    memory it keeps), each padded row, token, position or slot costs the replay flops only, and each padded wave
+    or merge level as many kernels as a real one. So the sizes that cost flops alone are rounded coarsely and
+    the waves W and levels H0 to a multiple.
+
+    ``geometric``: tokens T, target positions L and quantity slots Q go to the smallest ``tokens`` (``positions``,
+    ``slots``) times a power of two, the rows R of a wave and M0 of a merge level before the waves to B *
+    ``rows`` times a power of two (B: the step's batch rows); otherwise each to a multiple of its figure (rows:
+    of B * ``rows``). The rows A of the merge level after each wave (the repeated-value rule) go to a multiple
+    of ``merges``, W and H0 to multiples of ``waves`` and ``levels``."""
+
+    tokens: int
+    positions: int
+    slots: int
+    rows: int
+    waves: int
+    levels: int
+    merges: int = 16
+    geometric: bool = True
+
+    def up(self, n: int, unit: int) -> int:
+        return round_up_geometric(n, unit) if self.geometric else round_up(n, unit)
 
 
-def rounded_wave_plan(batch: Batch, decoder, rows: int | None = None,
-                      repeated_values: bool = True) -> tuple[tuple[int, ...], PaddedWavePlan]:
+# Counted over 80 epochs of the trainer's batches (batch 64, seed 0's order; bench/graph_memory.py --shapes-only,
+# docs/solvers.md): "coarse" (the default) 32 MAWPS shapes and 118 Math23K ones, 13 and 48 of them in the first
+# epoch; "fine" (the rounding of the session-36 H200 runs) 68 and 473, 19 and 93 in the first epoch.
+WAVE_ROUNDINGS = {
+    "coarse": WaveRounding(tokens=64, positions=32, slots=16, rows=2, waves=2, levels=2),
+    "fine": WaveRounding(tokens=32, positions=16, slots=4, rows=1, waves=2, levels=2, geometric=False),
+}
+
+
+assert tuple(WAVE_ROUNDINGS) == GRAPH_ROUNDINGS, "TrainConfig.graph_rounding's names are these"
+
+
+def check_wave_rounding(name: str) -> WaveRounding:
+    if name not in WAVE_ROUNDINGS:
+        raise ValueError(f"unknown wave rounding {name!r}: choose one of {sorted(WAVE_ROUNDINGS)}")
+    return WAVE_ROUNDINGS[name]
+
+
+def rounded_wave_plan(batch: Batch, decoder, rows: int | None = None, repeated_values: bool = True,
+                      rounding: WaveRounding = WAVE_ROUNDINGS["coarse"]) -> tuple[tuple[int, ...], PaddedWavePlan]:
     """The padded shape the wave pass captures a batch at, (T, L, Q, W, R, H0, M0, A, rule) rounded as
-    ``WAVE_ROUNDING`` says, and the batch's :class:`PaddedWavePlan` at that shape (``rows`` rows)."""
+    ``rounding`` says (:class:`WaveRounding`), and the batch's :class:`PaddedWavePlan` at that shape (``rows``
+    rows, default the batch's)."""
     assert batch.target is not None and batch.target_mask is not None, "a training batch has targets"
-    T, L, Q = (_up(n, WAVE_ROUNDING[k]) for n, k in ((batch.tokens.shape[1], "tokens"),
-                                                     (batch.target.shape[1], "positions"),
-                                                     (batch.qty_positions.shape[1], "slots")))
+    T, L, Q = (rounding.up(n, unit) for n, unit in ((batch.tokens.shape[1], rounding.tokens),
+                                                     (batch.target.shape[1], rounding.positions),
+                                                     (batch.qty_positions.shape[1], rounding.slots)))
     plan = plan_of_batch_targets(decoder, batch.target, batch.target_mask,
                                  batch.qty_class if repeated_values else None, decoder.n_constants + Q, L, rows,
-                                 wave_multiple=WAVE_ROUNDING["waves"], level_multiple=WAVE_ROUNDING["levels"])
+                                 row_multiple=(rows or batch.size) * rounding.rows, merge_multiple=rounding.merges,
+                                 wave_multiple=rounding.waves, level_multiple=rounding.levels,
+                                 geometric_rows=rounding.geometric)
     return (T, L, Q, *plan.key()), plan
 
 
 @contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
-    """Python's cycle collector run first and kept off while the block runs (a capture). A capture fails
-    when a CUDA graph is destroyed while it runs ("operation not permitted when stream is capturing
-    (function reset)", then cudaErrorStreamCaptureInvalidated): an earlier training's or bench's graphs
-    that only the collector frees (a graphed callable refers to itself) are such graphs if it runs
+def _no_collection(collect: bool = True) -> Iterator[None]:
+    """Python's cycle collector kept off while the block runs (a capture), and with ``collect`` run first. A
+    capture fails when a CUDA graph is destroyed while it runs ("operation not permitted when stream is
+    capturing (function reset)", then cudaErrorStreamCaptureInvalidated): an earlier training's or bench's
+    graphs that only the collector frees (a graphed callable refers to itself) are such graphs if it runs
     mid-capture. torch's capture collected first itself until torch 2.9 made that optional
     (torch.compiler.config.force_cudagraph_gc); the H200 session of 2026-11-27 met exactly this failure in
-    a training that followed the bench's own captured steps in one process (docs/solvers.md)."""
-    gc.collect()
+    a training that followed the bench's own captured steps in one process (docs/solvers.md).
+
+    The collector off is what keeps such a graph alive through the capture; the collection first frees their
+    memory before a training captures. A full collection walks every Python object: 0.39 s in a process holding
+    Math23K's training data on this project's CPU (docs/solvers.md), where the H200's Math23K captures took
+    0.59 s each and MAWPS's 0.35 s, so a training collects before its first capture only."""
+    if collect:
+        gc.collect()
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -252,7 +297,7 @@ class ShapeFixedLoss:
     stream"; the H200 session of 2026-11-27)."""
 
     def __init__(self, model: nn.Module, rows: int, device: torch.device, graphed: bool, whole: bool = False,
-                 teacher_pass: str | None = None):
+                 teacher_pass: str | None = None, rounding: str = "coarse"):
         if graphed and device.type != "cuda":
             raise ValueError(f"step '{_step(whole)}' captures CUDA graphs: it needs a CUDA device, not {device.type}")
         self.model, self.rows, self.device, self.graphed, self.whole = model, rows, device, graphed, whole
@@ -260,6 +305,7 @@ class ShapeFixedLoss:
         if teacher_pass is not None:
             check_teacher_pass(teacher_pass)
         self.waves = (teacher_pass or model.decoder.teacher_pass) == "waves"
+        self.rounding = check_wave_rounding(rounding)  # the padded wave pass's (the dense pass has its own)
         self.eager = self.loss_module()
         self.graphs: dict[tuple[int, ...], nn.Module] = {}
         self.capture_seconds = 0.0
@@ -293,15 +339,16 @@ class ShapeFixedLoss:
             # outside it. The warm-up runs (eager, on a side stream, before the capture) are torch's default 3
             # for the decoder's pass as measured on the H200; the whole pass takes 1 (WHOLE_WARMUPS)
             try:
-                with _no_collection():
+                with _no_collection(collect=not self.graphs):  # a collection before the training's first
                     self.graphs[key] = torch.cuda.make_graphed_callables(
                         self.loss_module(), sample, allow_unused_input=True, pool=self.pool,
                         num_warmup_iters=WHOLE_WARMUPS if self.whole else 3)
             except torch.OutOfMemoryError as e:
                 raise torch.OutOfMemoryError(
                     f"step '{_step(self.whole)}': out of GPU memory capturing batch shape {key} with {self.captures} "
-                    "shapes captured (each keeps its inputs and gradients, 50 to 60 MiB at paper size; a Math23K "
-                    "training captures about 145, docs/solvers.md): train with step 'rowwise' on this GPU"
+                    "shapes captured (each keeps its inputs and gradients, 50 to 100 MiB at paper size; a Math23K "
+                    "training captures about 120 with graph_rounding coarse, docs/solvers.md): train with step "
+                    "'rowwise' on this GPU"
                 ) from e
             self.capture_seconds += time.perf_counter() - t0
         return self.graphs[key]
@@ -319,7 +366,8 @@ class ShapeFixedLoss:
     def key_and_plan(self, batch: Batch) -> tuple[tuple[int, ...], Plan]:
         """The rounded shape a batch (on the host) is captured at, and its plan at that shape."""
         if self.waves:
-            return rounded_wave_plan(batch, self.model.decoder, self.rows, self.model.cfg.any_equal_slot)
+            return rounded_wave_plan(batch, self.model.decoder, self.rows, self.model.cfg.any_equal_slot,
+                                     self.rounding)
         return rounded_plan(batch, self.model.decoder.n_ops, self.rows)
 
     def padded_args(self, batch: Batch) -> tuple[tuple[int, ...], tuple[torch.Tensor, ...]]:

@@ -77,21 +77,32 @@ class PaddedWavePlan:
         return PaddedWavePlan(*(to_device(getattr(self, f.name), device) for f in fields(self)))
 
 
-def _up(n: int, m: int) -> int:
+def round_up(n: int, m: int) -> int:
     return -(-n // m) * m
+
+
+def round_up_geometric(n: int, m: int) -> int:
+    """The smallest m * 2^k (k >= 0) that is at least n."""
+    out = m
+    while out < n:
+        out *= 2
+    return out
 
 
 def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_numbers: int,
                      waits: list[list[bool]] | None = None, row_multiple: int | None = None,
-                     merge_multiple: int = 16, wave_multiple: int = 1, level_multiple: int = 1) -> PaddedWavePlan:
+                     merge_multiple: int = 16, wave_multiple: int = 1, level_multiple: int = 1,
+                     geometric_rows: bool = False) -> PaddedWavePlan:
     """The :class:`PaddedWavePlan` of B prefix sequences (ids < n_ops are operators; leaves' ids - n_ops index the
     (C+Q) numbers; an empty one pads), padded to ``length`` positions, on the host. ``waits[b][t]``: the leaf's
     slot is chosen by the model (the repeated-value rule); without any, the plan has no rule. Rows R of the waves
-    after the first and M0 of the merge levels before them are rounded up to ``row_multiple`` (default B), the
+    after the first and M0 of the merge levels before them are rounded up to ``row_multiple`` (default B; with
+    ``geometric_rows`` to ``row_multiple`` times a power of two), the
     rows A of the merge level after each wave to ``merge_multiple``, the waves W and the levels H0 before them to
     ``wave_multiple`` and ``level_multiple`` (the added ones all padding)."""
     B = len(targets)
     row_multiple = row_multiple or B
+    rows_up = round_up_geometric if geometric_rows else round_up
     rule = bool(waits) and any(any(w[:len(ids)]) for w, ids in zip(waits, targets))
     parent, is_right, _, _ = _plan_lists(targets, n_ops, length)
     per_tree = []
@@ -101,12 +112,12 @@ def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_number
                                         one_level_a_wave=True))
         except ValueError as err:
             raise ValueError(f"target {b} of the batch ({ids}): {err}") from None
-    W = _up(1 + max((max(s[0], default=0) for s in per_tree), default=0), wave_multiple)
+    W = round_up(1 + max((max(s[0], default=0) for s in per_tree), default=0), wave_multiple)
     by_wave: list[list[tuple[int, int]]] = [[] for _ in range(W)]
     for b, ids in enumerate(targets):
         for t in range(1, len(ids)):
             by_wave[per_tree[b][0][t]].append((b, t))
-    R = _up(max((len(nodes) for nodes in by_wave[1:]), default=1), row_multiple)
+    R = rows_up(max((len(nodes) for nodes in by_wave[1:]), default=1), row_multiple)
     N = B + (W - 1) * R
     node_row = {(b, 0): b for b, ids in enumerate(targets) if ids}
     for w in range(1, W):
@@ -139,13 +150,13 @@ def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_number
                     pre_levels[level[t] - 1].append((b, t))
                 else:
                     after[ready[t]].append((b, t))
-    pre_levels += [[] for _ in range(_up(len(pre_levels), level_multiple) - len(pre_levels))]
+    pre_levels += [[] for _ in range(round_up(len(pre_levels), level_multiple) - len(pre_levels))]
     H0 = len(pre_levels)
-    M0 = _up(max((len(m) for m in pre_levels), default=1), row_multiple)
+    M0 = rows_up(max((len(m) for m in pre_levels), default=1), row_multiple)
     for h, merges in enumerate(pre_levels):
         for i, node in enumerate(merges):
             sub_row[node] = F + h * M0 + i
-    A = _up(max((len(m) for m in after), default=1), merge_multiple) if rule else 0
+    A = round_up(max((len(m) for m in after), default=1), merge_multiple) if rule else 0
     if rule:  # wave w's chosen leaves (a row each of its node rows) and its merge level, after the merges before
         first = [F + H0 * M0 + w * (R + A) - (R - B if w else 0) for w in range(W)]  # its first subtree row
         for (b, t), row in node_row.items():

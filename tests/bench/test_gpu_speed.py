@@ -36,13 +36,27 @@ def test_a_graphed_trainings_epochs_are_also_given_without_their_captures():
     assert gpu_speed.capture_figures([EpochStats(1, 2.0, 10.0)], 1000) == {}  # a step that captures nothing
 
 
-def test_runs_take_their_teacher_pass_from_the_step_or_the_row_wise_list():
+def test_runs_take_their_teacher_pass_and_rounding_from_the_step_or_the_row_wise_list():
     import pytest
 
-    runs = gpu_speed.step_runs("rowwise,graphed,graphed:positions,graphed-whole", "fp32,bf16", "waves,positions")
-    assert runs == [("fp32", "rowwise", "waves"), ("bf16", "rowwise", "waves"), ("fp32", "rowwise", "positions"),
-                    ("bf16", "rowwise", "positions"), ("fp32", "graphed", "waves"), ("fp32", "graphed", "positions"),
-                    ("fp32", "graphed-whole", "waves")]
-    assert [gpu_speed.run_label(*run) for run in runs[4:6]] == ["fp32-graphed", "fp32-graphed-positions"]
+    runs = gpu_speed.step_runs("rowwise,graphed,graphed:positions,graphed-whole,graphed-whole:waves:fine",
+                               "fp32,bf16", "waves,positions")
+    c = "coarse"
+    assert runs == [("fp32", "rowwise", "waves", c), ("bf16", "rowwise", "waves", c),
+                    ("fp32", "rowwise", "positions", c), ("bf16", "rowwise", "positions", c),
+                    ("fp32", "graphed", "waves", c), ("fp32", "graphed", "positions", c),
+                    ("fp32", "graphed-whole", "waves", c),
+                    ("fp32", "graphed-whole", "waves", "fine")]
+    assert [gpu_speed.run_label(*run) for run in runs[4:]] == ["fp32-graphed", "fp32-graphed-positions",
+                                                               "fp32-graphed-whole", "fp32-graphed-whole-fine"]
     with pytest.raises(ValueError, match="teacher_pass must be one of waves, positions"):
         gpu_speed.step_runs("graphed:levels", "fp32", "waves")
+    with pytest.raises(ValueError, match="graphed:waves:exact: rounding must be one of coarse, fine"):
+        gpu_speed.step_runs("graphed:waves:exact", "fp32", "waves")
+
+
+def test_a_whole_training_is_set_against_the_public_gts_epoch_times_as_many_epochs():
+    row = {"epoch_seconds": [9.0, 2.0, 1.0, 1.0], "training_s": 13.0}
+    line = gpu_speed.whole_training_line("mawps", "fp32-graphed-whole", row, {"epoch_s": 6.5})
+    assert row["training_vs_reference"] == 2.0  # 4 x 6.5 s against 13 s, the captures' epoch included
+    assert "4 epochs, captures included" in line and "6.50 s x 4 = 26.0 s" in line and "2.00x" in line

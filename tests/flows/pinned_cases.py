@@ -24,6 +24,7 @@ LOOP_CASES = {
     "no-augment-rounds": {"augment_rounds": False},
     "seed-3-gts-small": {"seed": 3, "solver": {"model": {"hidden_size": 64}}, "train": {"epochs": 5}},
     "train-step-graphed": {"train": {"step": "graphed", "precision": "fp32"}},
+    "train-graph-rounding-fine": {"train": {"step": "graphed", "precision": "fp32", "graph_rounding": "fine"}},
 }
 
 

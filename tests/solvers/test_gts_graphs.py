@@ -9,7 +9,7 @@ import torch
 
 from solvers.base import TrainConfig
 from solvers.gts import GTSConfig, GTSModel
-from solvers.gts_graphs import (WAVE_ROUNDING, DenseLoss, ShapeFixedLoss, WaveLoss, WholeLoss, capture_footprint,
+from solvers.gts_graphs import (WAVE_ROUNDINGS, DenseLoss, ShapeFixedLoss, WaveLoss, WholeLoss, capture_footprint,
                                 rounded_plan, rounded_wave_plan)
 from solvers.registry import build_solver
 from solvers.train_state import identity
@@ -26,30 +26,42 @@ def _model(any_equal_slot: bool, problems, teacher_pass: str = "waves"):
     return GTSModel(cfg, enc).double().train(), enc
 
 
-@pytest.mark.parametrize("teacher_pass", ["waves", "positions"])
+def _powers_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+@pytest.mark.parametrize("teacher_pass,rounding", [("waves", "coarse"), ("waves", "fine"), ("positions", "coarse")])
 @pytest.mark.parametrize("whole", [False, True], ids=["decoder-pass", "whole-pass"])
 @pytest.mark.parametrize("any_equal_slot", [False, True])
-def test_the_padded_loss_equals_the_models_loss_with_its_gradients(any_equal_slot, whole, teacher_pass):
+def test_the_padded_loss_equals_the_models_loss_with_its_gradients(any_equal_slot, whole, teacher_pass, rounding):
     """The padded pass of the graphed steps, eager: the decoder's after the encoder (step graphed) or the
     encoder's and the decoder's in one module (step graphed-whole), against the model's own loss; the padded
-    wave pass with teacher_pass "waves", the dense pass with "positions"."""
+    wave pass with teacher_pass "waves" (its shapes rounded coarsely, the default, or finely), the dense pass
+    with "positions"."""
     problems = hand_problems()
     model, enc = _model(any_equal_slot, problems, teacher_pass)
     batch = enc.batch(problems)
     assert batch.has_repeated_values
     rows = batch.size + 3  # padded rows too, as a short last batch of an epoch is
-    step = ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False, whole=whole)
+    step = ShapeFixedLoss(model, rows, torch.device("cpu"), graphed=False, whole=whole, rounding=rounding)
     key, _ = step.key_and_plan(batch)
     if teacher_pass == "positions":
         assert key == rounded_plan(batch, model.decoder.n_ops, rows)[0]
         T, L, Q, K = key
         assert (T % 16, L % 4, Q % 4, K % 2) == (0, 0, 0, 0) and L > batch.target.shape[1] - 4
     else:
-        assert key == rounded_wave_plan(batch, model.decoder, rows, any_equal_slot)[0]
+        how = WAVE_ROUNDINGS[rounding]
+        assert key == rounded_wave_plan(batch, model.decoder, rows, any_equal_slot, how)[0]
         T, L, Q, W, R, H0, M0, A, rule = key
-        rounding = (WAVE_ROUNDING[k] for k in ("tokens", "positions", "slots", "waves", "levels"))
-        assert [n % m for n, m in zip((T, L, Q, W, H0), rounding)] == [0] * 5 and rule == any_equal_slot
-        assert (R % rows, M0 % rows, A % 16) == (0, 0, 0) and L >= batch.target.shape[1]
+        assert (W % 2, H0 % 2, A % 16, rule) == (0, 0, 0, any_equal_slot)
+        needed = (batch.tokens.shape[1], batch.target.shape[1], batch.qty_positions.shape[1])
+        assert all(n >= m for n, m in zip((T, L, Q), needed))
+        if rounding == "coarse":  # a power of two times 64 tokens, 32 positions, 16 slots and 2 batches of rows
+            assert [_powers_of_two(n // m) and n % m == 0 for n, m in
+                    ((T, 64), (L, 32), (Q, 16), (R, 2 * rows), (M0, 2 * rows))] == [True] * 5
+        else:  # multiples of 32 tokens, 16 positions, 4 slots, a batch of rows
+            assert [n % m for n, m in ((T, 32), (L, 16), (Q, 4), (R, rows), (M0, rows))] == [0] * 5
+            assert all(n < m + unit for n, m, unit in zip((T, L, Q), needed, (32, 16, 4)))
     assert isinstance(step.loss_module(), WholeLoss if whole else WaveLoss if teacher_pass == "waves" else DenseLoss)
     grads = []
     for loss_of in (model.loss, step):
@@ -100,18 +112,39 @@ def test_the_settings_a_shape_fixed_step_cannot_take_are_refused_by_name():
         TrainConfig(step="graphed", precision="fp32", device="cpu")
     with pytest.raises(ValueError, match=r"step graphed-whole captures .* \(got bf16\) and a CUDA device \(got auto\)"):
         TrainConfig(step="graphed-whole", precision="bf16")
+    with pytest.raises(ValueError, match="graph_rounding must be one of coarse, fine, got 'exact'"):
+        TrainConfig(graph_rounding="exact")
+    with pytest.raises(ValueError, match="unknown wave rounding 'exact'"):
+        ShapeFixedLoss(_model(True, problems)[0], 4, torch.device("cpu"), graphed=False, rounding="exact")
     lstm = build_solver("lstm", device="cpu")
     with pytest.raises(ValueError, match="step 'dense': .* has no shape-fixed pass"):
         lstm.fit(problems, [], TrainConfig(epochs=1, device="cpu", progress=False, step="dense"))
 
 
-def test_a_saved_training_state_keeps_its_identity_at_the_default_step():
+@pytest.mark.parametrize("rounding", ["coarse", "fine"])
+def test_the_trainers_step_rounds_as_the_training_config_says(rounding):
+    from solvers.trainer import shape_fixed_loss
+
+    problems = toy_problems()
+    model, enc = _model(True, problems)
+    config = TrainConfig(batch_size=4, step="dense", graph_rounding=rounding)
+    step = shape_fixed_loss(model, config, torch.device("cpu"), None)
+    assert step.rounding == WAVE_ROUNDINGS[rounding]
+    batch = enc.batch(problems[:4])
+    assert step.key_and_plan(batch)[0] == rounded_wave_plan(batch, model.decoder, 4, True, WAVE_ROUNDINGS[rounding])[0]
+    assert (step.key_and_plan(batch)[0][0] == 64) == (rounding == "coarse")  # 16 tokens: 64 or 32
+
+
+def test_a_saved_training_state_keeps_its_identity_at_the_default_step_and_rounding():
     problems = toy_problems()
     model, _ = _model(True, problems)
     default = identity(TrainConfig(), problems, [], model)
     assert "step" not in default["config"]  # states saved before the setting existed continue
+    assert "graph_rounding" not in default["config"]
     dense = identity(dataclasses.replace(TrainConfig(), step="dense"), problems, [], model)
     assert dense["config"]["step"] == "dense" and dense != default
+    fine = identity(dataclasses.replace(TrainConfig(), step="dense", graph_rounding="fine"), problems, [], model)
+    assert fine["config"]["graph_rounding"] == "fine" and fine != dense
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="device auto finds a GPU here")
@@ -232,7 +265,8 @@ def test_the_footprint_refuses_a_pass_that_reads_a_value_back_to_the_host(monkey
 
 def test_a_capture_runs_with_the_cycle_collector_off_after_a_collection():
     """A CUDA graph freed mid-capture breaks the capture (an earlier training's graphs are freed by Python's
-    cycle collector only): captures run after a collection, with the collector off, and leave it as found."""
+    cycle collector only): captures run with the collector off, leave it as found, and the first of a
+    training after a collection (a later one does not collect: a full collection costs tenths of a second)."""
     import gc
 
     from solvers.gts_graphs import _no_collection
@@ -260,5 +294,10 @@ def test_a_capture_runs_with_the_cycle_collector_off_after_a_collection():
         with _no_collection():
             pass
         assert not gc.isenabled()  # a caller's own setting is left alone
+        Cycle()
+        with _no_collection(collect=False):
+            assert freed == [True] and not gc.isenabled()  # not collected: a training's later capture
     finally:
         gc.enable()
+    gc.collect()
+    assert freed == [True, True]

@@ -115,6 +115,15 @@ def test_without_waiting_leaves_every_merge_runs_before_the_waves_in_levels():
     # node rows: the roots 0, 1; wave 1 rows 2..; the "*" of problem 0 is row 2
     assert plan.pre_merges.tolist() == [[[2, 0, 0, 0], [0, 0, 0, 0], [1, 0, 0, 0]]]
     assert plan.leaf_numbers[:6].tolist() == [0, 1, 2, 4, 5, 6]
+    # geometric rows: the widest wave (6 rows) and merge level (1) to 4 times a power of two, the rest unchanged
+    geometric = padded_wave_plan(targets, 3, 7, n_numbers=4, row_multiple=4, geometric_rows=True)
+    assert geometric.key() == (4, 8, 1, 4, 0, 0)
+    assert padded_wave_plan(targets, 3, 7, n_numbers=4, row_multiple=3, geometric_rows=True).key() == (4, 6, 1, 3, 0, 0)
+    assert padded_wave_plan(targets, 3, 7, n_numbers=4, row_multiple=3).key() == (4, 6, 1, 3, 0, 0)
+    assert padded_wave_plan(targets, 3, 7, n_numbers=4, row_multiple=5).key()[1] == 10
+    assert padded_wave_plan(targets, 3, 7, n_numbers=4, row_multiple=5, geometric_rows=True).key()[1] == 10
+    assert padded_wave_plan(targets, 3, 7, n_numbers=4, row_multiple=1, geometric_rows=True).key()[1:4:2] == (8, 1)
+    assert padded_wave_plan(targets, 3, 7, n_numbers=4, row_multiple=1).key()[1:4:2] == (6, 1)
 
 
 def test_the_pass_given_its_plan_reads_nothing_back_from_the_device():

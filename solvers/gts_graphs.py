@@ -183,9 +183,11 @@ def rounded_plan(batch: Batch, n_ops: int, rows: int | None = None) -> tuple[tup
 @dataclass(frozen=True)
 class WaveRounding:
     """How far the padded wave pass rounds a batch's shape up: each rounded shape is a capture (its seconds, the
-    memory it keeps), each padded row, token, position or slot costs the replay flops only, and each padded wave
-    or merge level as many kernels as a real one. So the sizes that cost flops alone are rounded coarsely and
-    the waves W and levels H0 to a multiple.
+    memory it keeps), each padded row, position or slot costs the replay flops only, and each padded wave or
+    merge level as many kernels as a real one. So the sizes that cost flops alone are rounded coarsely and the
+    waves W and levels H0 to a multiple. A padded token costs the decoder flops only, but the encoder's masked
+    recurrence (in the pass with step graphed-whole) runs a step a token, a few kernels each: with the encoder
+    in the pass, tokens go to a multiple of ``encoder_tokens``.
 
     ``geometric``: tokens T, target positions L and quantity slots Q go to the smallest ``tokens`` (``positions``,
     ``slots``) times a power of two, the rows R of a wave and M0 of a merge level before the waves to B *
@@ -201,14 +203,20 @@ class WaveRounding:
     levels: int
     merges: int = 16
     geometric: bool = True
+    encoder_tokens: int = 32
 
     def up(self, n: int, unit: int) -> int:
         return round_up_geometric(n, unit) if self.geometric else round_up(n, unit)
 
+    def tokens_of(self, n: int, encoder: bool) -> int:
+        """T for a batch of ``n`` tokens; ``encoder``: the encoder runs in the captured pass."""
+        return round_up(n, self.encoder_tokens) if encoder else self.up(n, self.tokens)
+
 
 # Counted over 80 epochs of the trainer's batches (batch 64, seed 0's order; bench/graph_memory.py --shapes-only,
-# docs/solvers.md): "coarse" (the default) 32 MAWPS shapes and 118 Math23K ones, 13 and 48 of them in the first
-# epoch; "fine" (the rounding of the session-36 H200 runs) 68 and 473, 19 and 93 in the first epoch.
+# docs/solvers.md): "coarse" (the default) 32 MAWPS shapes and 118 Math23K ones (with the encoder in the pass,
+# graphed-whole: 40 and 169), 13 and 48 of them in the first epoch (17 and 60); "fine" (the rounding of the
+# session-36 H200 runs) 68 and 473, 19 and 93 in the first epoch, for either step.
 WAVE_ROUNDINGS = {
     "coarse": WaveRounding(tokens=64, positions=32, slots=16, rows=2, waves=2, levels=2),
     "fine": WaveRounding(tokens=32, positions=16, slots=4, rows=1, waves=2, levels=2, geometric=False),
@@ -225,14 +233,15 @@ def check_wave_rounding(name: str) -> WaveRounding:
 
 
 def rounded_wave_plan(batch: Batch, decoder, rows: int | None = None, repeated_values: bool = True,
-                      rounding: WaveRounding = WAVE_ROUNDINGS["coarse"]) -> tuple[tuple[int, ...], PaddedWavePlan]:
+                      rounding: WaveRounding = WAVE_ROUNDINGS["coarse"],
+                      encoder: bool = False) -> tuple[tuple[int, ...], PaddedWavePlan]:
     """The padded shape the wave pass captures a batch at, (T, L, Q, W, R, H0, M0, A, rule) rounded as
-    ``rounding`` says (:class:`WaveRounding`), and the batch's :class:`PaddedWavePlan` at that shape (``rows``
-    rows, default the batch's)."""
+    ``rounding`` says (:class:`WaveRounding`; ``encoder``: the encoder runs in the pass, step graphed-whole), and
+    the batch's :class:`PaddedWavePlan` at that shape (``rows`` rows, default the batch's)."""
     assert batch.target is not None and batch.target_mask is not None, "a training batch has targets"
-    T, L, Q = (rounding.up(n, unit) for n, unit in ((batch.tokens.shape[1], rounding.tokens),
-                                                     (batch.target.shape[1], rounding.positions),
-                                                     (batch.qty_positions.shape[1], rounding.slots)))
+    T = rounding.tokens_of(batch.tokens.shape[1], encoder)
+    L, Q = (rounding.up(n, unit) for n, unit in ((batch.target.shape[1], rounding.positions),
+                                                  (batch.qty_positions.shape[1], rounding.slots)))
     plan = plan_of_batch_targets(decoder, batch.target, batch.target_mask,
                                  batch.qty_class if repeated_values else None, decoder.n_constants + Q, L, rows,
                                  row_multiple=(rows or batch.size) * rounding.rows, merge_multiple=rounding.merges,
@@ -367,7 +376,7 @@ class ShapeFixedLoss:
         """The rounded shape a batch (on the host) is captured at, and its plan at that shape."""
         if self.waves:
             return rounded_wave_plan(batch, self.model.decoder, self.rows, self.model.cfg.any_equal_slot,
-                                     self.rounding)
+                                     self.rounding, encoder=self.whole)
         return rounded_plan(batch, self.model.decoder.n_ops, self.rows)
 
     def padded_args(self, batch: Batch) -> tuple[tuple[int, ...], tuple[torch.Tensor, ...]]:

@@ -51,14 +51,18 @@ def test_the_padded_loss_equals_the_models_loss_with_its_gradients(any_equal_slo
         assert (T % 16, L % 4, Q % 4, K % 2) == (0, 0, 0, 0) and L > batch.target.shape[1] - 4
     else:
         how = WAVE_ROUNDINGS[rounding]
-        assert key == rounded_wave_plan(batch, model.decoder, rows, any_equal_slot, how)[0]
+        assert key == rounded_wave_plan(batch, model.decoder, rows, any_equal_slot, how, encoder=whole)[0]
         T, L, Q, W, R, H0, M0, A, rule = key
         assert (W % 2, H0 % 2, A % 16, rule) == (0, 0, 0, any_equal_slot)
         needed = (batch.tokens.shape[1], batch.target.shape[1], batch.qty_positions.shape[1])
         assert all(n >= m for n, m in zip((T, L, Q), needed))
-        if rounding == "coarse":  # a power of two times 64 tokens, 32 positions, 16 slots and 2 batches of rows
+        if rounding == "coarse":  # a power of two times 32 positions, 16 slots and 2 batches of rows; tokens:
             assert [_powers_of_two(n // m) and n % m == 0 for n, m in
-                    ((T, 64), (L, 32), (Q, 16), (R, 2 * rows), (M0, 2 * rows))] == [True] * 5
+                    ((L, 32), (Q, 16), (R, 2 * rows), (M0, 2 * rows))] == [True] * 4
+            if whole:  # a multiple of 32 (the encoder's recurrence runs a step a token)
+                assert T % 32 == 0 and T < needed[0] + 32
+            else:  # 64 times a power of two
+                assert _powers_of_two(T // 64) and T % 64 == 0
         else:  # multiples of 32 tokens, 16 positions, 4 slots, a batch of rows
             assert [n % m for n, m in ((T, 32), (L, 16), (Q, 4), (R, rows), (M0, rows))] == [0] * 5
             assert all(n < m + unit for n, m, unit in zip((T, L, Q), needed, (32, 16, 4)))

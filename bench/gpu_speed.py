@@ -30,6 +30,7 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -60,6 +61,15 @@ DATA = {"mawps": ROOT.parent / "shared/data/mawps/MAWPS.json", "math23k": ROOT.p
 # the CPU while the public training code moves the inputs to CUDA whenever a GPU is present.
 ON_CUDA = ("import runpy, sys, torch; torch.set_default_device('cuda'); sys.argv = sys.argv[1:]; "
            "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def collection_seconds() -> float:
+    """Seconds of a full cycle collection of this process as it stands (its datasets loaded): what every capture
+    of a graphed step paid before the training's later captures stopped collecting (solvers/gts_graphs.py)."""
+    gc.collect()
+    t0 = time.perf_counter()
+    gc.collect()
+    return time.perf_counter() - t0
 
 
 def split(problems, seed: int = 0, test_fraction: float = 0.2):
@@ -307,6 +317,9 @@ def main(argv=None) -> int:
         train, test = split(problems, args.seed)
         print(f"{name}: train {len(train)} / test {len(test)}", flush=True)
         figures = report["datasets"][name] = {}
+        figures["gc_collect_s"] = collection_seconds()
+        print(f"  a full gc.collect() in this process: {figures['gc_collect_s']:.3f} s (the graphed steps collect "
+              "before a training's first capture only)", flush=True)
         parts = figures["parts_fp32"] = part_ops(args, train, device)
         print("  fp32 parts of a batch (aten ops): " + ", ".join(f"{k} {v}" for k, v in parts.items()), flush=True)
         runs = step_runs(args.steps, args.precisions, args.teacher_passes)

@@ -30,7 +30,7 @@
 # then trains no epochs of its own (the trainer's graphed epochs are step 1's).
 # WHOLE=1 (with GRAPHED=1) adds, after step 2, a whole 80-epoch MAWPS training with graphed-whole (coarse), captures
 # included, against the public GTS's epoch (2 epochs trained, the second's seconds) times 80: issue #32's whole
-# training time against the public code (about 90 s on the H200).
+# training time against the public code (about 90 s on the H200, estimated).
 # STEP=graphed or STEP=graphed-whole (with ACCURACY=1) trains three fp32 runs with that step and three with the
 # row-wise step side by side on the one GPU, and pairs them seed by seed: issue #32's "the new step against the old"
 # for this step.

@@ -94,7 +94,8 @@ class TrainConfig:
     step: str = "rowwise"
     # How those steps round a batch's shape by tree levels (solvers/gts_graphs.py WAVE_ROUNDINGS): "coarse",
     # fewer shapes to capture (a capture costs tenths of a second and keeps its memory) for more padding;
-    # "fine", the rounding of the H200 runs of 2026-11-27 (Math23K: 473 shapes over 80 epochs, coarse 118).
+    # "fine", the rounding of the H200 runs of 2026-11-27 (Math23K: 473 shapes over 80 epochs; coarse: 118, 169
+    # with graphed-whole).
     graph_rounding: str = "coarse"
 
     def __post_init__(self) -> None:

@@ -261,9 +261,9 @@ def _no_collection(collect: bool = True) -> Iterator[None]:
     a training that followed the bench's own captured steps in one process (docs/solvers.md).
 
     The collector off is what keeps such a graph alive through the capture; the collection first frees their
-    memory before a training captures. A full collection walks every Python object: 0.39 s in a process holding
-    Math23K's training data on this project's CPU (docs/solvers.md), where the H200's Math23K captures took
-    0.59 s each and MAWPS's 0.35 s, so a training collects before its first capture only."""
+    memory before a training captures. A full collection walks every Python object: about 0.4 s in a process
+    holding Math23K's data on this project's CPU (MAWPS's: 0.1 s; docs/solvers.md), where the H200's Math23K
+    captures took 0.59 s each and MAWPS's 0.35 s, so a training collects before its first capture only."""
     if collect:
         gc.collect()
     enabled = gc.isenabled()
@@ -356,7 +356,7 @@ class ShapeFixedLoss:
                 raise torch.OutOfMemoryError(
                     f"step '{_step(self.whole)}': out of GPU memory capturing batch shape {key} with {self.captures} "
                     "shapes captured (each keeps its inputs and gradients, 50 to 100 MiB at paper size; a Math23K "
-                    "training captures about 120 with graph_rounding coarse, docs/solvers.md): train with step "
+                    "training captures 120 to 170 with graph_rounding coarse, docs/solvers.md): train with step "
                     "'rowwise' on this GPU"
                 ) from e
             self.capture_seconds += time.perf_counter() - t0

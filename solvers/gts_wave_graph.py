@@ -97,9 +97,9 @@ def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_number
     (C+Q) numbers; an empty one pads), padded to ``length`` positions, on the host. ``waits[b][t]``: the leaf's
     slot is chosen by the model (the repeated-value rule); without any, the plan has no rule. Rows R of the waves
     after the first and M0 of the merge levels before them are rounded up to ``row_multiple`` (default B; with
-    ``geometric_rows`` to ``row_multiple`` times a power of two), the
-    rows A of the merge level after each wave to ``merge_multiple``, the waves W and the levels H0 before them to
-    ``wave_multiple`` and ``level_multiple`` (the added ones all padding)."""
+    ``geometric_rows`` to ``row_multiple`` times a power of two), the rows A of the merge level after each wave
+    to ``merge_multiple``, the waves W and the levels H0 before them to ``wave_multiple`` and
+    ``level_multiple`` (the added ones all padding)."""
     B = len(targets)
     row_multiple = row_multiple or B
     rows_up = round_up_geometric if geometric_rows else round_up

@@ -301,3 +301,38 @@ def test_a_graphed_pass_draws_new_dropout_masks_at_every_replay(step):
         graph = loss_of._captured(key, args)
         losses = [graph(*args).item() for _ in range(4)]
     assert loss_of.captures == 1 and len(set(losses)) == 4, losses
+
+
+@pytest.mark.parametrize("step", GRAPHED_STEPS)
+def test_a_training_collects_before_its_first_capture_only(step):
+    """A full cycle collection costs tenths of a second in a process holding a large data set (docs/solvers.md):
+    a training's first capture runs one (an earlier training's dead graphs go), its later captures do not; the
+    collector is off during each (test_gts_graphs.py checks that part on the CPU)."""
+    import gc
+
+    problems, enc, _, _, _, _, _, loss_of = _graphed_setup(0.0, step)
+    freed = []
+
+    class Cycle:
+        def __init__(self):
+            self.me = self
+
+        def __del__(self):
+            freed.append(True)
+
+    first, other = enc.batch(problems[:4]), enc.batch(problems[4:])
+    assert loss_of.key_and_plan(first)[0] != loss_of.key_and_plan(other)[0]
+    gc.disable()  # only an explicit collection frees the cycles
+    try:
+        with float32_products():
+            Cycle()
+            loss_of._captured(*loss_of.padded_args(first))  # the training's first capture: collects
+            assert freed == [True]
+            Cycle()
+            loss_of._captured(*loss_of.padded_args(other))  # a later one: does not
+            assert freed == [True] and loss_of.captures == 2
+    finally:
+        gc.enable()
+    gc.collect()
+    assert freed == [True, True]
+    loss_of.close()

@@ -310,25 +310,19 @@ def test_a_training_collects_before_its_first_capture_only(step):
     collector is off during each (test_gts_graphs.py checks that part on the CPU)."""
     import gc
 
+    from test_gts_graphs import CollectorOnly
+
     problems, enc, _, _, _, _, _, loss_of = _graphed_setup(0.0, step)
-    freed = []
-
-    class Cycle:
-        def __init__(self):
-            self.me = self
-
-        def __del__(self):
-            freed.append(True)
-
+    freed: list[bool] = []
     first, other = enc.batch(problems[:4]), enc.batch(problems[4:])
     assert loss_of.key_and_plan(first)[0] != loss_of.key_and_plan(other)[0]
     gc.disable()  # only an explicit collection frees the cycles
     try:
         with float32_products():
-            Cycle()
+            CollectorOnly(freed)
             loss_of._captured(*loss_of.padded_args(first))  # the training's first capture: collects
             assert freed == [True]
-            Cycle()
+            CollectorOnly(freed)
             loss_of._captured(*loss_of.padded_args(other))  # a later one: does not
             assert freed == [True] and loss_of.captures == 2
     finally:

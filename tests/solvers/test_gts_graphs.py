@@ -26,6 +26,17 @@ def _model(any_equal_slot: bool, problems, teacher_pass: str = "waves"):
     return GTSModel(cfg, enc).double().train(), enc
 
 
+class CollectorOnly:
+    """An object only Python's cycle collector frees (it refers to itself), as a graphed callable is; its freeing
+    is recorded in ``freed``."""
+
+    def __init__(self, freed: list[bool]):
+        self.me, self.freed = self, freed
+
+    def __del__(self):
+        self.freed.append(True)
+
+
 def _powers_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
@@ -275,18 +286,10 @@ def test_a_capture_runs_with_the_cycle_collector_off_after_a_collection():
 
     from solvers.gts_graphs import _no_collection
 
-    freed = []
-
-    class Cycle:
-        def __init__(self):
-            self.me = self
-
-        def __del__(self):
-            freed.append(True)
-
+    freed: list[bool] = []
     gc.disable()  # so that no collection of the collector's own frees it before the capture's
     try:
-        Cycle()  # unreachable, but only the collector frees it
+        CollectorOnly(freed)  # unreachable, but only the collector frees it
         assert freed == []
     finally:
         gc.enable()
@@ -298,7 +301,7 @@ def test_a_capture_runs_with_the_cycle_collector_off_after_a_collection():
         with _no_collection():
             pass
         assert not gc.isenabled()  # a caller's own setting is left alone
-        Cycle()
+        CollectorOnly(freed)
         with _no_collection(collect=False):
             assert freed == [True] and not gc.isenabled()  # not collected: a training's later capture
     finally:

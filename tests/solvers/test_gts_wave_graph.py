@@ -12,7 +12,8 @@ from solvers.gts_wave_graph import PRE, padded_wave_log_probs, padded_wave_plan,
 from solvers.gts_plan import _plan_lists
 from solvers.gts_waves import _tree_waves
 from test_gts_dense import on_meta
-from test_gts_waves import MINUS, PLUS, TIMES, model_and_batch, random_targets
+from test_gts_waves import (MINUS, PLUS, TIMES, model_and_batch, pass_log_probs_and_grads,
+                            random_targets)
 
 
 def run_pass(model, batch, qty_class, padded: bool, plan=None):
@@ -69,14 +70,8 @@ def test_on_random_trees_the_padded_wave_pass_equals_the_row_wise_one():
     for _ in range(3):
         target, mask, qty_class = random_targets(rng, dec, batch, 8)
         for classes in (None, qty_class):
-            results = []
-            for pass_ in (teacher_forced_log_probs, padded_wave_log_probs):
-                model.zero_grad()
-                logp = pass_(dec, model.context(batch), target, mask, classes)
-                (-logp.sum()).backward()
-                results.append((logp.detach(), {n: p.grad.clone() for n, p in model.named_parameters()
-                                                if p.grad is not None}))
-            assert_same(*results)
+            assert_same(*(pass_log_probs_and_grads(model, batch, pass_, target, mask, classes)
+                          for pass_ in (teacher_forced_log_probs, padded_wave_log_probs)))
 
 
 def test_a_chain_of_merges_waiting_for_a_chosen_leaf_runs_one_level_a_wave():

@@ -24,13 +24,18 @@ def model_and_batch(any_equal_slot: bool, dropout: float = 0.0, seed: int = 5):
     return GTSModel(cfg, enc).double().train(), enc.batch(problems), problems
 
 
-def log_probs_and_grads(model, batch, waves: bool, qty_class):
+def pass_log_probs_and_grads(model, batch, pass_, target, mask,
+                             classes) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """A teacher pass's (B, L) log-probabilities of ``target`` and the parameters' gradients of their negated sum."""
     model.zero_grad()
-    ctx = model.context(batch)
-    pass_ = wave_log_probs if waves else teacher_forced_log_probs
-    logp = pass_(model.decoder, ctx, batch.target, batch.target_mask, qty_class)
+    logp = pass_(model.decoder, model.context(batch), target, mask, classes)
     (-logp.sum()).backward()
     return logp.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+def log_probs_and_grads(model, batch, waves: bool, qty_class):
+    pass_ = wave_log_probs if waves else teacher_forced_log_probs
+    return pass_log_probs_and_grads(model, batch, pass_, batch.target, batch.target_mask, qty_class)
 
 
 @pytest.mark.parametrize("any_equal_slot", [False, True])
@@ -100,14 +105,10 @@ def test_on_random_trees_the_wave_pass_equals_the_row_wise_one():
     dec, rng = model.decoder, random.Random(11)
     target, mask, qty_class = random_targets(rng, dec, batch, 7)
     for classes in (None, qty_class):
-        grads = []
-        for pass_ in (teacher_forced_log_probs, wave_log_probs):
-            model.zero_grad()
-            logp = pass_(dec, model.context(batch), target, mask, classes)
-            (-logp.sum()).backward()
-            grads.append((logp.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+        grads = [pass_log_probs_and_grads(model, batch, pass_, target, mask, classes)
+                 for pass_ in (teacher_forced_log_probs, wave_log_probs)]
         assert torch.allclose(grads[0][0], grads[1][0], rtol=0, atol=1e-12)
-        for g0, g1 in zip(grads[0][1], grads[1][1]):
+        for g0, g1 in zip(grads[0][1].values(), grads[1][1].values()):
             assert torch.allclose(g0, g1, rtol=1e-10, atol=1e-12)
 
 

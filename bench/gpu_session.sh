@@ -31,6 +31,10 @@
 # WHOLE=1 (with GRAPHED=1) adds, after step 2, a whole 80-epoch MAWPS training with graphed-whole (coarse), captures
 # included, against the public GTS's epoch (2 epochs trained, the second's seconds) times 80: issue #32's whole
 # training time against the public code (about 90 s on the H200, estimated).
+# FUSED=1 (with GRAPHED=1) adds the graphed steps with their passes' elementwise chains fused by torch.compile
+# (TrainConfig.graph_fusion "inductor", solvers/fusion.py; Triton kernels, compiled in the first capture's warm-up
+# runs) when the image has Triton: MAWPS then runs row-wise, graphed-whole, graphed-whole fused, graphed fused,
+# graphed-whole fine, graphed (step 1 may take 340 s), Math23K graphed-whole, graphed-whole fused, then fine.
 # STEP=graphed or STEP=graphed-whole (with ACCURACY=1) trains three fp32 runs with that step and three with the
 # row-wise step side by side on the one GPU, and pairs them seed by seed: issue #32's "the new step against the old"
 # for this step.
@@ -54,9 +58,16 @@ fi
 export PYTHONPATH=$PWD
 { git log -1 --format='commit %h %s' 2>/dev/null; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null
   python -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"; nproc; uptime; } >> "$LOG" 2>&1
+FUSE_ARMS=0
+if [ "${FUSED:-0}" = 1 ]; then
+  FUSE_DEVICE=$([ "${TINY:-0}" = 1 ] && echo cpu || echo cuda)
+  WHY=$(python -c "import sys, torch; from solvers.fusion import fusion_unavailable; print(fusion_unavailable(torch.device(sys.argv[1])) or '')" "$FUSE_DEVICE" 2>&1)
+  if [ -z "$WHY" ]; then FUSE_ARMS=1; else say "FUSED=1 but no fused arms: $WHY"; fi
+fi
 if [ "${TINY:-0}" = 1 ]; then
   SPEED=(--device cpu --datasets mawps --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
   [ "${GRAPHED:-0}" = 1 ] && SPEED+=(--steps rowwise,dense,dense:waves:fine,dense:positions --teacher-passes waves,positions)  # dense: graphed's pass eager
+  [ "${GRAPHED:-0}" = 1 ] && [ $FUSE_ARMS = 1 ] && SPEED+=(--steps rowwise,dense,dense:waves:coarse:inductor,dense:waves:fine)
   SPEED23=(--device cpu --datasets math23k --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
   WHOLE_RUN=(--device cpu --datasets mawps --precisions fp32 --hidden 16 --embedding 8 --epochs 2 --steps dense \
     --reference-epochs 1)
@@ -66,17 +77,21 @@ else
   SPEED=(--device cuda --datasets mawps --epochs 2 --reference-epochs 1)
   [ "${GRAPHED:-0}" = 1 ] && SPEED=(--device cuda --datasets mawps --epochs 3 --reference-epochs 1 --precisions fp32 \
     --steps rowwise,graphed-whole,graphed-whole:waves:fine,graphed)
+  [ "${GRAPHED:-0}" = 1 ] && [ $FUSE_ARMS = 1 ] && SPEED=(--device cuda --datasets mawps --epochs 3 --reference-epochs 1 \
+    --precisions fp32 --steps rowwise,graphed-whole,graphed-whole:waves:coarse:inductor,graphed:waves:coarse:inductor,graphed-whole:waves:fine,graphed)
   SPEED23=(--device cuda --datasets math23k --epochs 2 --reference-epochs 1)
   # Math23K's epoch target (10 s) is a time, not a ratio: with GRAPHED=1 the whole-graph step alone, no public GTS
   [ "${GRAPHED:-0}" = 1 ] && SPEED23=(--device cuda --datasets math23k --precisions fp32 --epochs 2 \
     --steps graphed-whole,graphed-whole:waves:fine)
+  [ "${GRAPHED:-0}" = 1 ] && [ $FUSE_ARMS = 1 ] && SPEED23=(--device cuda --datasets math23k --precisions fp32 --epochs 2 \
+    --steps graphed-whole,graphed-whole:waves:coarse:inductor,graphed-whole:waves:fine)
   WHOLE_RUN=(--device cuda --datasets mawps --precisions fp32 --epochs 80 --steps graphed-whole --reference-epochs 2)
   ACC=(--seeds 0,1,2 --epochs 80 --threads 2 --no-resume --bs1-problems 1)
 fi
 
 if [ "${MAWPS_SPEED:-1}" = 1 ]; then
   say "1. gpu_speed ${SPEED[*]}"
-  timeout $([ "${GRAPHED:-0}" = 1 ] && echo 280 || echo 130) python bench/gpu_speed.py "${SPEED[@]}" \
+  timeout $([ $FUSE_ARMS = 1 ] && echo 340 || ([ "${GRAPHED:-0}" = 1 ] && echo 280 || echo 130)) python bench/gpu_speed.py "${SPEED[@]}" \
     --out "$OUT/gpu_speed.json" > "$OUT/gpu_speed.txt" 2>&1
   say "   gpu_speed exit $?"
 else

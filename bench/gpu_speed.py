@@ -50,7 +50,9 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from mwp.readers import load_dataset  # noqa: E402
-from solvers.base import GRAPH_ROUNDINGS, GRAPHED_STEPS, TrainConfig  # noqa: E402
+from typing import NamedTuple  # noqa: E402
+
+from solvers.base import GRAPH_FUSIONS, GRAPH_ROUNDINGS, GRAPHED_STEPS, TrainConfig  # noqa: E402
 from solvers.gts_decoder import check_teacher_pass  # noqa: E402
 from solvers.device_copy import host_waits  # noqa: E402
 from solvers.registry import build_solver  # noqa: E402
@@ -61,6 +63,35 @@ DATA = {"mawps": ROOT.parent / "shared/data/mawps/MAWPS.json", "math23k": ROOT.p
 # the CPU while the public training code moves the inputs to CUDA whenever a GPU is present.
 ON_CUDA = ("import runpy, sys, torch; torch.set_default_device('cuda'); sys.argv = sys.argv[1:]; "
            "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+class Run(NamedTuple):
+    """One training setting the bench measures: a precision, a step (TrainConfig.step), the teacher pass, and a
+    shape-fixed step's rounding and fusion (TrainConfig.graph_rounding, graph_fusion)."""
+
+    precision: str
+    step: str = "rowwise"
+    teacher_pass: str = "waves"
+    rounding: str = "coarse"
+    fusion: str = "none"
+
+    @property
+    def label(self) -> str:
+        """The run's key in the report: the precision for the row-wise step (the keys of reports before --steps),
+        with ``-positions`` for its teacher forcing by prefix positions (before 2026-11-27), ``-fine`` for a
+        shape-fixed step's fine rounding (the graphed runs of reports made before that setting, the
+        *_2026-11-27e records and earlier, rounded so, unlabelled) and ``-inductor`` for its fusion."""
+        return ((self.precision if self.step == "rowwise" else f"{self.precision}-{self.step}")
+                + ("" if self.teacher_pass == "waves" else f"-{self.teacher_pass}")
+                + ("" if self.rounding == "coarse" else f"-{self.rounding}")
+                + ("" if self.fusion == "none" else f"-{self.fusion}"))
+
+    def config(self, **settings) -> TrainConfig:
+        return TrainConfig(precision=self.precision, step=self.step, graph_rounding=self.rounding,
+                           graph_fusion=self.fusion, **settings)
+
+
+FP32 = Run("fp32")
 
 
 def collection_seconds() -> float:
@@ -84,15 +115,13 @@ def solver_for(args, device: str, teacher_pass: str = "waves"):
                         teacher_pass=teacher_pass)
 
 
-def ops_per_batch(args, train, device: str, precision: str, step: str = "rowwise", teacher_pass: str = "waves",
-                  rounding: str = "coarse") -> dict:
+def ops_per_batch(args, train, device: str, run: Run = FP32) -> dict:
     """Operations (and on CUDA kernels) of one training batch: a one-epoch fit on ``batch_size``
     problems, profiled after an identical warm-up fit."""
     batch = train[:args.batch_size]
-    cfg = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision,
-                      eval_every=10**9, step=step, graph_rounding=rounding)
-    solver_for(args, device, teacher_pass).fit(batch, [], cfg)  # warm-up (allocator, cuDNN plans, lazy inits)
-    solver = solver_for(args, device, teacher_pass)
+    cfg = run.config(epochs=1, batch_size=args.batch_size, progress=False, device=device, eval_every=10**9)
+    solver_for(args, device, run.teacher_pass).fit(batch, [], cfg)  # warm-up (allocator, cuDNN plans, lazy inits)
+    solver = solver_for(args, device, run.teacher_pass)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     t0 = time.perf_counter()
     with profile(activities=activities) as prof:
@@ -102,8 +131,7 @@ def ops_per_batch(args, train, device: str, precision: str, step: str = "rowwise
     return counted(prof, device, time.perf_counter() - t0)
 
 
-def steady_step(args, train, device: str, precision: str, step: str = "rowwise", teacher_pass: str = "waves",
-                rounding: str = "coarse") -> dict:
+def steady_step(args, train, device: str, run: Run = FP32) -> dict:
     """The same figures for one training step in steady state: model, vocabularies and optimizer built and
     three steps taken on the same 64 problems first (allocator, cuDNN plans, Adam's state), then one step
     (the trainer's own ``train_step``: zero_grad, loss, backward, clipping, Adam) profiled. What every batch
@@ -115,10 +143,9 @@ def steady_step(args, train, device: str, precision: str, step: str = "rowwise",
     problems = train[:args.batch_size]
     encoding = build_encoding(problems, min_count=2)
     dev = torch.device(device)
-    model = solver_for(args, device, teacher_pass).build_model(encoding).to(dev).train()
-    config = TrainConfig(epochs=1, batch_size=args.batch_size, progress=False, device=device, precision=precision,
-                         step=step, graph_rounding=rounding)
-    optimizer, amp = make_optimizer(model, config, dev), autocast_dtype(dev, precision)
+    model = solver_for(args, device, run.teacher_pass).build_model(encoding).to(dev).train()
+    config = run.config(epochs=1, batch_size=args.batch_size, progress=False, device=device)
+    optimizer, amp = make_optimizer(model, config, dev), autocast_dtype(dev, run.precision)
     scaler = torch.amp.GradScaler(dev.type, enabled=amp == torch.float16)
     loss_of = shape_fixed_loss(model, config, dev, amp)
     batch = encoding.batch(problems) if loss_of else encoding.batch(problems).to(dev)  # a shape-fixed step moves it
@@ -140,9 +167,13 @@ def steady_step(args, train, device: str, precision: str, step: str = "rowwise",
 
 
 def counted(prof, device: str, wall: float) -> dict:
-    """Aten operations of a profile; on CUDA also its kernels, kernel launches and GPU-busy share."""
+    """Aten operations of a profile and the kernels TorchInductor generated that it ran (graph_fusion inductor: on
+    the CPU each is an event of its own, solvers/fusion.py); on CUDA also its kernels, kernel launches and GPU-busy
+    share."""
     events = prof.key_averages()
-    out = {"aten_ops": sum(e.count for e in events if e.key.startswith("aten::"))}
+    out = {"aten_ops": sum(e.count for e in events if e.key.startswith("aten::")),
+           "generated_kernels": sum(e.count for e in events if "cpp_fused_" in e.key
+                                    or (e.key.startswith("triton_") and e.device_type == torch.autograd.DeviceType.CPU))}
     if device == "cuda":
         kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
         out["kernels"] = len(kernels)
@@ -182,13 +213,12 @@ def part_ops(args, train, device: str) -> dict:
     return out
 
 
-def timed_training(args, train, test, device: str, precision: str, step: str = "rowwise",
-                   teacher_pass: str = "waves", rounding: str = "coarse") -> dict:
+def timed_training(args, train, test, device: str, run: Run = FP32) -> dict:
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    solver = solver_for(args, device, teacher_pass)
-    cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, progress=False, device=device,
-                      precision=precision, eval_every=10**9, seed=args.seed, step=step, graph_rounding=rounding)
+    solver = solver_for(args, device, run.teacher_pass)
+    cfg = run.config(epochs=args.epochs, batch_size=args.batch_size, progress=False, device=device, eval_every=10**9,
+                     seed=args.seed)
     result = solver.fit(train, [], cfg)
     seconds = [e.seconds for e in result.epochs]
     steady = seconds[1:] or seconds
@@ -256,30 +286,24 @@ def whole_training_line(name: str, label: str, row: dict, ref: dict) -> str:
             f"{row['training_vs_reference']:.2f}x")
 
 
-def run_label(precision: str, step: str, teacher_pass: str = "waves", rounding: str = "coarse") -> str:
-    """A run's key in the report: the precision for the row-wise step (the keys of reports before --steps), with
-    ``-positions`` for its teacher forcing by prefix positions (before 2026-11-27) and ``-fine`` for a shape-fixed
-    step's fine rounding (TrainConfig.graph_rounding; the graphed runs of reports made before that setting, the
-    *_2026-11-27e records and earlier, rounded so, unlabelled)."""
-    return ((precision if step == "rowwise" else f"{precision}-{step}")
-            + ("" if teacher_pass == "waves" else f"-{teacher_pass}")
-            + ("" if rounding == "coarse" else f"-{rounding}"))
-
-
-def step_runs(steps: str, precisions: str, teacher_passes: str) -> list[tuple[str, str, str, str]]:
-    """(precision, step, teacher pass, rounding) of each run: a step given as ``step:pass`` takes that teacher
-    pass, ``step:pass:rounding`` that rounding of a shape-fixed step's shapes too (default coarse), a bare
-    ``rowwise`` each of ``teacher_passes``, any other bare step the default (waves); graphed steps fp32 only."""
+def step_runs(steps: str, precisions: str, teacher_passes: str) -> list[Run]:
+    """The :class:`Run` of each step and precision: a step given as ``step:pass`` takes that teacher pass,
+    ``step:pass:rounding`` that rounding of a shape-fixed step's shapes too (default coarse), and
+    ``step:pass:rounding:fusion`` that fusion (default none); a bare ``rowwise`` each of ``teacher_passes``, any
+    other bare step the default (waves); graphed steps fp32 only."""
     runs = []
     for spec in steps.split(","):
         step, _, rest = spec.partition(":")
-        named, _, rounding = rest.partition(":")
-        rounding = rounding or "coarse"
+        named, _, rest = rest.partition(":")
+        rounding, _, fusion = rest.partition(":")
+        rounding, fusion = rounding or "coarse", fusion or "none"
         if rounding not in GRAPH_ROUNDINGS:
             raise ValueError(f"{spec}: rounding must be one of {', '.join(GRAPH_ROUNDINGS)}")
+        if fusion not in GRAPH_FUSIONS:
+            raise ValueError(f"{spec}: fusion must be one of {', '.join(GRAPH_FUSIONS)}")
         for teacher_pass in [named] if named else teacher_passes.split(",") if step == "rowwise" else ["waves"]:
             check_teacher_pass(teacher_pass)
-            runs += [(p, step, teacher_pass, rounding) for p in precisions.split(",")
+            runs += [Run(p, step, teacher_pass, rounding, fusion) for p in precisions.split(",")
                      if not (step in GRAPHED_STEPS and p != "fp32")]
     return runs
 
@@ -292,7 +316,8 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", default="rowwise", help="training steps (TrainConfig.step), comma-separated: rowwise, "
                     "graphed and graphed-whole (CUDA, fp32 only: run for fp32 alone), dense (the graphed step's "
                     "pass eager); step:pass for a teacher pass other than waves (graphed:positions, the dense pass), "
-                    "step:pass:rounding for the fine rounding of shapes (graphed-whole:waves:fine)")
+                    "step:pass:rounding for the fine rounding of shapes (graphed-whole:waves:fine), step:pass:rounding:fusion "
+                    "for fused elementwise chains (graphed-whole:waves:coarse:inductor)")
     ap.add_argument("--teacher-passes", default="waves", help="the row-wise step's teacher forcing "
                     "(GTSConfig.teacher_pass), comma-separated: waves, positions (the pass before 2026-11-27)")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs (the first is reported apart)")
@@ -323,25 +348,27 @@ def main(argv=None) -> int:
         parts = figures["parts_fp32"] = part_ops(args, train, device)
         print("  fp32 parts of a batch (aten ops): " + ", ".join(f"{k} {v}" for k, v in parts.items()), flush=True)
         runs = step_runs(args.steps, args.precisions, args.teacher_passes)
-        for precision, step, teacher_pass, rounding in runs:
-            label = run_label(precision, step, teacher_pass, rounding)
-            row = figures[label] = ops_per_batch(args, train, device, precision, step, teacher_pass, rounding)
+        for run in runs:
+            label = run.label
+            row = figures[label] = ops_per_batch(args, train, device, run)
             line = (f"  {label}: {row['aten_ops']} aten ops a batch of {args.batch_size} "
-                    f"(issue #32's target: at most {OPS_TARGET})")
+                    f"(issue #32's target: at most {OPS_TARGET})"
+                    + (f", {row['generated_kernels']} generated kernels" if run.fusion != "none" else ""))
             if device == "cuda":
                 line += (f", {row['kernels']} kernels ({row['launches']} launches, {row['graph_launches']} graph "
                          f"launches), GPU busy "
                          f"{100 * row['gpu_busy_share']:.0f}% of the profiled batch")
             print(line, flush=True)
-            steady = row["steady_step"] = steady_step(args, train, device, precision, step, teacher_pass, rounding)
+            steady = row["steady_step"] = steady_step(args, train, device, run)
             print(f"  {label} steady-state step (no setup): {steady['aten_ops']} aten ops"
+                  + (f", {steady['generated_kernels']} generated kernels" if run.fusion != "none" else "")
                   + (f", {steady['kernels']} kernels ({steady['launches']} launches, {steady['graph_launches']} "
                      f"graph launches), GPU busy "
                      f"{100 * steady['gpu_busy_share']:.0f}%, {steady['host_waits']} host waits "
                      f"{steady['host_wait_places']}" if device == "cuda" else ""), flush=True)
             if args.skip_timing:
                 continue
-            row.update(timed_training(args, train, test, device, precision, step, teacher_pass, rounding))
+            row.update(timed_training(args, train, test, device, run))
             print(f"  {label} (ran {row['precision_ran']}): epoch {row['epoch_s']:.2f} s (first "
                   f"{row['epoch_seconds'][0]:.2f} s), {row['ms_per_problem']:.2f} ms a problem; beam-5 "
                   f"{row['beam5_problems_s']:.0f} problems/s; scoring {row['scoring_problems_s']:.0f} problems/s"
@@ -351,8 +378,7 @@ def main(argv=None) -> int:
         if args.reference_epochs and not args.skip_timing:
             ref = figures["reference"] = run_reference(DATA[name], train, test, args.reference_epochs, args.threads,
                                                        device)
-            for precision, step, teacher_pass, rounding in runs:
-                label = run_label(precision, step, teacher_pass, rounding)
+            for label in (run.label for run in runs):
                 ratio = ref["ms_per_problem"] / figures[label]["ms_per_problem"]
                 figures[label]["speedup_vs_reference"] = ratio
                 print(f"  side by side ({name}, {device}): compaug {label} {figures[label]['ms_per_problem']:.2f} "

@@ -24,6 +24,7 @@ from torch.nn.utils.rnn import PackedSequence
 
 from solvers.device_copy import to_device
 from solvers.dropout import Dropout
+from solvers.fusion import fusing, pointwise
 
 
 _PAD = 1e4  # added to the update gate's pre-activation at padded steps: sigmoid gives exactly 1 there
@@ -50,6 +51,7 @@ class _BiRecurrence(torch.autograd.Function):
         D, T, B, H3 = gi.shape
         H = H3 // 3
         lowp = _low_precision(gi.device)
+        fused = fusing()  # each step's gates one kernel (solvers/fusion.py), in this forward and its backward
         # the addend of each step's recurrent product: the r and z pre-activations' input side and
         # recurrent bias, then the n part's recurrent bias (it is multiplied by r with W_hn h)
         bias = b_hh[:, None, None, :]
@@ -70,16 +72,14 @@ class _BiRecurrence(torch.autograd.Function):
                 else:  # the product in low precision, the state and the gates in float32
                     torch.bmm(h_low.copy_(h), w_low, out=gh_low)
                     g = torch.add(pre_t[t], gh.copy_(gh_low))  # (a mixed-dtype add would dispatch a cast)
-                r, z, h_n = g[..., :H].sigmoid(), g[..., H: 2 * H].sigmoid(), g[..., 2 * H:]
-                n = torch.addcmul(in_n[t], r, h_n).tanh_()
-                h = torch.lerp(n, h, z)  # h' = (1 - z) * n + z * h
+                h, r, z, n = _cell(g, in_n[t], h, fused=fused)
                 states.append(h)
                 resets.append(r)
                 updates.append(z)
                 cands.append(n)
-                recs.append(h_n)
+                recs.append(g[..., 2 * H:])
         outs = torch.stack(states, 1)  # (2, T, B, H)
-        ctx.lowp = lowp
+        ctx.lowp, ctx.fused = lowp, fused
         ctx.save_for_backward(w_hh, outs, *(torch.stack(x, 1) for x in (resets, updates, cands, recs)))
         return torch.cat([outs[0], outs[1].flip(0)], -1), h.clone()
 
@@ -110,16 +110,17 @@ class _BiRecurrence(torch.autograd.Function):
             dh_rec = outs.new_empty(D, B, H)
         for t in range(T - 1, -1, -1):
             g = steps[t]
-            g.mul_(dh.view(D, B, 1, H))
             if not t:
+                g.mul_(dh.view(D, B, 1, H))
                 break  # the initial state is a constant: no gradient to carry past step 0
+            # the gradient reaching step t - 1's state: its output's, the direct path's, then the gates'
+            direct = _cell_back(g, dh, d_outs[t - 1], carry[t], fused=ctx.fused)
             g = g.view(D, B, 3 * H)
-            # the gradient reaching step t - 1's state: its output's, the direct path's, the gates'
             if lowp is None:
-                dh = torch.baddbmm(torch.addcmul(d_outs[t - 1], dh, carry[t]), g, w_hh)
+                dh = torch.baddbmm(direct, g, w_hh)
             else:
                 torch.bmm(g_low.copy_(g), w_low, out=dh_low)
-                dh = torch.addcmul(d_outs[t - 1], dh, carry[t]).add_(dh_rec.copy_(dh_low))
+                dh = direct.add_(dh_rec.copy_(dh_low))
             dhs[t - 1] = dh
         d_in.mul_(torch.stack(dhs, 1))
         d_gi = torch.cat([factors[..., :2, :].reshape(D, T, B, 2 * H), d_in], -1)
@@ -130,6 +131,26 @@ class _BiRecurrence(torch.autograd.Function):
         else:
             d_w_hh = torch.bmm(flat.transpose(1, 2).to(lowp), h_prevs.to(lowp)).float()
         return d_gi, None, d_w_hh, flat.sum(1)
+
+
+@pointwise
+def _cell(g: torch.Tensor, in_n: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """One step's gates from its pre-activations g (2, B, 3H) (the recurrent product added), n's input side
+    (2, B, H) and the state h (2, B, H): the new state, r, z and n."""
+    H = h.shape[-1]
+    r, z, h_n = g[..., :H].sigmoid(), g[..., H: 2 * H].sigmoid(), g[..., 2 * H:]
+    n = torch.addcmul(in_n, r, h_n).tanh_()
+    return torch.lerp(n, h, z), r, z, n  # h' = (1 - z) * n + z * h
+
+
+@pointwise
+def _cell_back(factors: torch.Tensor, dh: torch.Tensor, d_out: torch.Tensor, carry: torch.Tensor) -> torch.Tensor:
+    """A backward step's elementwise part: the gates' factors (2, B, 3, H) times the gradient dh (2, B, H) reaching
+    the step's state, in place, and the gradient reaching the step before from its output d_out and the direct
+    path (dh times z, ``carry``)."""
+    D, B, _, H = factors.shape
+    factors.mul_(dh.view(D, B, 1, H))
+    return torch.addcmul(d_out, dh, carry)
 
 
 def _low_precision(device: torch.device) -> torch.dtype | None:

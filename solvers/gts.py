@@ -112,10 +112,10 @@ class GTSModel(nn.Module):
         return self.decoder.token_log_probs(self.context(batch), batch.target, batch.target_mask)  # (B, L)
 
     def shape_fixed_loss(self, rows: int, device: torch.device, graphed: bool, whole: bool = False,
-                         rounding: str = "coarse") -> ShapeFixedLoss:
+                         rounding: str = "coarse", fusion: str = "none") -> ShapeFixedLoss:
         """The trainer's ``dense``, ``graphed`` and ``graphed-whole`` steps (``TrainConfig.step``,
-        ``TrainConfig.graph_rounding``; solvers/gts_graphs.py)."""
-        return ShapeFixedLoss(self, rows, device, graphed, whole, rounding=rounding)
+        ``TrainConfig.graph_rounding``, ``TrainConfig.graph_fusion``; solvers/gts_graphs.py)."""
+        return ShapeFixedLoss(self, rows, device, graphed, whole, rounding=rounding, fusion=fusion)
 
     @staticmethod
     def decoder_precision(device: torch.device):

@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from solvers.dropout import Dropout
+from solvers.fusion import fusing, pointwise
 from solvers.step_autograd import DeferredLinears, gate, row_prefixes
 
 NEG = -1e12  # logit of a masked choice (finite, so that an empty choice set cannot produce NaN)
@@ -91,6 +92,16 @@ def _as(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 def _float32(x: torch.Tensor) -> torch.Tensor:
     """``x`` in float32 when it is in a 16-bit float type (autocast's), else as it is."""
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+@pointwise
+def _attention_weights(goal_proj: torch.Tensor, enc_proj: torch.Tensor, v: torch.Tensor,
+                       text_bias: torch.Tensor) -> torch.Tensor:
+    """Attention weights (R, T), float32, of goals' projections (R, H) over the encoder's (R, T, H), scored by v
+    (H,) and masked by ``text_bias``: :meth:`GTSDecoder.attend_over`'s, the energies a sum over H rather than a
+    product, so that TorchInductor fuses them with the tanh before them."""
+    energy = (torch.tanh(goal_proj[:, None] + enc_proj) * v).sum(-1)
+    return (_float32(energy) + text_bias).softmax(-1)
 
 
 _STEP_LAYERS = ("goal_left", "goal_right", "attn_goal", "score_leaf", "ops", "generate", "merge")
@@ -178,10 +189,15 @@ class GTSDecoder(nn.Module):
         """:meth:`attend` over the three fields of a :class:`DecoderContext` it reads (R rows each)."""
         q = self._drop(drop, "attend", goal)
         R, T, H = enc_proj.shape
-        hidden = torch.tanh(self._layer(layers, "attn_goal")(q)[:, None] + enc_proj)  # (R, T, H)
-        energy = hidden.view(R * T, H).mv(_as(self.attn_v.weight.view(H), hidden.dtype)).view(R, T)  # attn_v, one product
-        # masked and normalized in float32: NEG does not fit in float16, and the weights sum to 1
-        weights = (_float32(energy) + text_bias).softmax(-1)
+        goal_proj = self._layer(layers, "attn_goal")(q)
+        if fusing():  # the energies' sum over H, their mask and softmax in a few generated kernels (solvers/fusion.py)
+            weights = _attention_weights(goal_proj, enc_proj, _as(self.attn_v.weight.view(H), enc_proj.dtype),
+                                         text_bias, fused=True)
+        else:
+            hidden = torch.tanh(goal_proj[:, None] + enc_proj)  # (R, T, H)
+            energy = hidden.view(R * T, H).mv(_as(self.attn_v.weight.view(H), hidden.dtype)).view(R, T)  # attn_v
+            # masked and normalized in float32: NEG does not fit in float16, and the weights sum to 1
+            weights = (_float32(energy) + text_bias).softmax(-1)
         return torch.bmm(weights[:, None], enc).squeeze(1)  # (R, H); autocast casts the weights
 
     def logits(self, num_proj: torch.Tensor, num_mask: torch.Tensor, goal: torch.Tensor, context: torch.Tensor,

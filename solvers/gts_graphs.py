@@ -39,6 +39,7 @@ from torch import nn
 
 from solvers.base import GRAPH_ROUNDINGS
 from solvers.device_copy import to_device
+from solvers.fusion import check_fusion_available, fusion
 from solvers.gts_decoder import DecoderContext, check_teacher_pass
 from solvers.gts_dense import DensePlan, dense_log_probs, plan_of_targets
 from solvers.gts_wave_graph import (PaddedWavePlan, padded_wave_log_probs, plan_of_batch_targets, round_up,
@@ -306,9 +307,11 @@ class ShapeFixedLoss:
     stream"; the H200 session of 2026-11-27)."""
 
     def __init__(self, model: nn.Module, rows: int, device: torch.device, graphed: bool, whole: bool = False,
-                 teacher_pass: str | None = None, rounding: str = "coarse"):
+                 teacher_pass: str | None = None, rounding: str = "coarse", fusion: str = "none"):
         if graphed and device.type != "cuda":
             raise ValueError(f"step '{_step(whole)}' captures CUDA graphs: it needs a CUDA device, not {device.type}")
+        check_fusion_available(fusion, device)
+        self.fusion = fusion  # the passes' elementwise chains as generated kernels (solvers/fusion.py), or not
         self.model, self.rows, self.device, self.graphed, self.whole = model, rows, device, graphed, whole
         # the padded wave pass, else the dense one: the model's teacher pass unless a bench asks for the other
         if teacher_pass is not None:
@@ -348,7 +351,8 @@ class ShapeFixedLoss:
             # outside it. The warm-up runs (eager, on a side stream, before the capture) are torch's default 3
             # for the decoder's pass as measured on the H200; the whole pass takes 1 (WHOLE_WARMUPS)
             try:
-                with _no_collection(collect=not self.graphs):  # a collection before the training's first
+                # compiling (with fusion) happens in the warm-up runs: a capture only replays the compiled code
+                with _no_collection(collect=not self.graphs), fusion(self.fusion):
                     self.graphs[key] = torch.cuda.make_graphed_callables(
                         self.loss_module(), sample, allow_unused_input=True, pool=self.pool,
                         num_warmup_iters=WHOLE_WARMUPS if self.whole else 3)
@@ -398,7 +402,7 @@ class ShapeFixedLoss:
                              "train mode")
         key, args = self.padded_args(batch)
         loss_pass = self._captured(key, args) if self.graphed else self.eager
-        with self.model.decoder_precision(self.device):
-            total = loss_pass(*args)
+        with self.model.decoder_precision(self.device), fusion(self.fusion):
+            total = loss_pass(*args)  # an eager pass's backward follows its forward's fusion (solvers/fusion.py)
         assert batch.target_mask is not None
         return total / int(batch.target_mask.sum())  # the host batch's count: no device read

@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 import torch
 from torch import nn
 
+from solvers.fusion import fusing, pointwise
+
 
 class _Calls:
     """Inputs and output gradients of one layer's calls, gathered as backward reaches them."""
@@ -72,6 +74,8 @@ class _Call(torch.autograd.Function):
             x = x.to(weight.dtype)
         ctx.save_for_backward(x, weight)
         ctx.calls = calls
+        if fusing():  # the bias in the product's kernel where the library can (cuBLASLt's epilogue on CUDA)
+            return torch.addmm(bias, x, weight_t)
         return x.mm(weight_t).add_(bias)  # F.linear, with the transpose made once a pass
 
     @staticmethod
@@ -93,14 +97,18 @@ class _GatedCall(torch.autograd.Function):
     def forward(ctx, x, weight, weight_t, bias, calls, pieces):
         if x.dtype != weight.dtype:
             x = x.to(weight.dtype)
-        y = x.mm(weight_t).add_(bias)  # (R, out)
-        half = y.shape[1] // (2 * pieces)
-        if pieces > 1:
-            y = y.view(-1, 2 * half)  # (R * pieces, 2 * half): each row [value; gate]
-        value, gate = y[:, :half].tanh(), y[:, half:].sigmoid()
+        ctx.fused = fusing()  # the bias, the activations and the product one kernel (solvers/fusion.py)
+        if ctx.fused:
+            value, gate, out = _gate_tail(x.mm(weight_t), bias, pieces, fused=True)
+        else:
+            y = x.mm(weight_t).add_(bias)  # (R, out)
+            half = y.shape[1] // (2 * pieces)
+            if pieces > 1:
+                y = y.view(-1, 2 * half)  # (R * pieces, 2 * half): each row [value; gate]
+            value, gate = y[:, :half].tanh(), y[:, half:].sigmoid()
+            out = value * gate
         ctx.save_for_backward(x, weight, value, gate)
         ctx.calls = calls
-        out = value * gate
         return out if pieces == 1 else out.view(x.shape[0], -1)  # (R, pieces * half)
 
     @staticmethod
@@ -108,15 +116,31 @@ class _GatedCall(torch.autograd.Function):
         x, weight, value, gate = ctx.saved_tensors
         if grad.shape != value.shape:
             grad = grad.reshape(value.shape)
-        # autograd's own formulas for the product and the two activations
-        d_y = torch.cat([torch.ops.aten.tanh_backward(grad * gate, value),
-                         torch.ops.aten.sigmoid_backward(grad * value, gate)], 1)
+        d_y = _gate_back(grad, value, gate, fused=ctx.fused)
         if d_y.shape[0] != x.shape[0]:
             d_y = d_y.view(x.shape[0], -1)
         ctx.calls.inputs.append(x)
         ctx.calls.grads.append(d_y)
         grad_x = d_y.mm(weight) if ctx.needs_input_grad[0] else None
         return grad_x, None, None, None, None, None
+
+
+@pointwise
+def _gate_tail(y: torch.Tensor, bias: torch.Tensor, pieces: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:class:`_GatedCall`'s forward after its product y (R, out), fused: the bias added, each of the ``pieces``
+    [value; gate] halves activated, and their product (rows R * pieces)."""
+    half = y.shape[1] // (2 * pieces)
+    y = (y + bias).view(-1, 2 * half)
+    value, gate_ = y[:, :half].tanh(), y[:, half:].sigmoid()
+    return value, gate_, value * gate_
+
+
+@pointwise
+def _gate_back(grad: torch.Tensor, value: torch.Tensor, gate_: torch.Tensor) -> torch.Tensor:
+    """The gradient of a gate's [value; gate] pre-activations from its output's ``grad``: autograd's own formulas
+    for the product and the two activations."""
+    return torch.cat([torch.ops.aten.tanh_backward(grad * gate_, value),
+                      torch.ops.aten.sigmoid_backward(grad * value, gate_)], 1)
 
 
 def gate(y: torch.Tensor, pieces: int = 1) -> torch.Tensor:

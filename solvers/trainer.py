@@ -219,7 +219,7 @@ def shape_fixed_loss(model, config: TrainConfig, device: torch.device,
                      amp_dtype: torch.dtype | None) -> Callable[[Batch], torch.Tensor] | None:
     """The loss function of ``config.step`` (None: the model's own, the row-wise pass); a ValueError when the
     model has no shape-fixed pass (a model that has one says so by a ``shape_fixed_loss(rows, device, graphed,
-    whole, rounding)`` method; the precision and the device are checked by TrainConfig and the pass itself)."""
+    whole, rounding, fusion)`` method; the precision and the device are checked by TrainConfig and the pass itself)."""
     if config.step == "rowwise":
         return None
     if not hasattr(model, "shape_fixed_loss"):
@@ -228,7 +228,7 @@ def shape_fixed_loss(model, config: TrainConfig, device: torch.device,
     graphed = config.step in GRAPHED_STEPS
     assert not graphed or amp_dtype is None, "TrainConfig refuses a graphed step without fp32"
     return model.shape_fixed_loss(config.batch_size, device, graphed=graphed, whole=config.step == "graphed-whole",
-                                  rounding=config.graph_rounding)
+                                  rounding=config.graph_rounding, fusion=config.graph_fusion)
 
 
 def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig, optimizer, scaler,

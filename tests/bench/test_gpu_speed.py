@@ -13,8 +13,8 @@ def test_the_steady_state_step_counts_the_update_without_the_fits_setup():
     torch.manual_seed(0)
     train = list(load_dataset("builtin").problems)[:40]
     args = Namespace(hidden=16, embedding=8, batch_size=8)
-    fit = gpu_speed.ops_per_batch(args, train, "cpu", "fp32")
-    steady = gpu_speed.steady_step(args, train, "cpu", "fp32")
+    fit = gpu_speed.ops_per_batch(args, train, "cpu")
+    steady = gpu_speed.steady_step(args, train, "cpu")
     parts = gpu_speed.part_ops(args, train, "cpu")
     assert parts["loss_fwd_bwd"] < steady["aten_ops"] < fit["aten_ops"]
     assert "kernels" not in steady  # kernels are counted on CUDA only
@@ -36,23 +36,43 @@ def test_a_graphed_trainings_epochs_are_also_given_without_their_captures():
     assert gpu_speed.capture_figures([EpochStats(1, 2.0, 10.0)], 1000) == {}  # a step that captures nothing
 
 
-def test_runs_take_their_teacher_pass_and_rounding_from_the_step_or_the_row_wise_list():
+def test_runs_take_their_teacher_pass_rounding_and_fusion_from_the_step_or_the_row_wise_list():
     import pytest
 
-    runs = gpu_speed.step_runs("rowwise,graphed,graphed:positions,graphed-whole,graphed-whole:waves:fine",
-                               "fp32,bf16", "waves,positions")
+    from bench.gpu_speed import Run
+
+    runs = gpu_speed.step_runs("rowwise,graphed,graphed:positions,graphed-whole,graphed-whole:waves:fine,"
+                               "graphed-whole:waves:coarse:inductor", "fp32,bf16", "waves,positions")
     c = "coarse"
-    assert runs == [("fp32", "rowwise", "waves", c), ("bf16", "rowwise", "waves", c),
-                    ("fp32", "rowwise", "positions", c), ("bf16", "rowwise", "positions", c),
-                    ("fp32", "graphed", "waves", c), ("fp32", "graphed", "positions", c),
-                    ("fp32", "graphed-whole", "waves", c),
-                    ("fp32", "graphed-whole", "waves", "fine")]
-    assert [gpu_speed.run_label(*run) for run in runs[4:]] == ["fp32-graphed", "fp32-graphed-positions",
-                                                               "fp32-graphed-whole", "fp32-graphed-whole-fine"]
+    assert runs == [Run("fp32", "rowwise", "waves", c), Run("bf16", "rowwise", "waves", c),
+                    Run("fp32", "rowwise", "positions", c), Run("bf16", "rowwise", "positions", c),
+                    Run("fp32", "graphed", "waves", c), Run("fp32", "graphed", "positions", c),
+                    Run("fp32", "graphed-whole", "waves", c),
+                    Run("fp32", "graphed-whole", "waves", "fine"),
+                    Run("fp32", "graphed-whole", "waves", c, "inductor")]
+    assert [run.label for run in runs[4:]] == ["fp32-graphed", "fp32-graphed-positions", "fp32-graphed-whole",
+                                               "fp32-graphed-whole-fine", "fp32-graphed-whole-inductor"]
+    assert runs[-1].config(device="auto").graph_fusion == "inductor"
     with pytest.raises(ValueError, match="teacher_pass must be one of waves, positions"):
         gpu_speed.step_runs("graphed:levels", "fp32", "waves")
     with pytest.raises(ValueError, match="graphed:waves:exact: rounding must be one of coarse, fine"):
         gpu_speed.step_runs("graphed:waves:exact", "fp32", "waves")
+    with pytest.raises(ValueError, match="graphed:waves:coarse:jit: fusion must be one of none, inductor"):
+        gpu_speed.step_runs("graphed:waves:coarse:jit", "fp32", "waves")
+
+
+def test_a_fused_steps_generated_kernels_are_counted_on_the_cpu():
+    """The dense step (the graphed steps' pass, eager) with graph_fusion inductor: its steady step runs generated
+    kernels, counted apart, and dispatches fewer aten operations than without."""
+    from bench.gpu_speed import Run
+
+    torch.manual_seed(0)
+    train = list(load_dataset("builtin").problems)[:40]
+    args = Namespace(hidden=16, embedding=8, batch_size=8)
+    plain = gpu_speed.steady_step(args, train, "cpu", Run("fp32", "dense"))
+    fused = gpu_speed.steady_step(args, train, "cpu", Run("fp32", "dense", fusion="inductor"))
+    assert plain["generated_kernels"] == 0 and fused["generated_kernels"] > 0
+    assert fused["aten_ops"] < plain["aten_ops"]
 
 
 def test_a_whole_training_is_set_against_the_public_gts_epoch_times_as_many_epochs():

@@ -25,6 +25,8 @@ LOOP_CASES = {
     "seed-3-gts-small": {"seed": 3, "solver": {"model": {"hidden_size": 64}}, "train": {"epochs": 5}},
     "train-step-graphed": {"train": {"step": "graphed", "precision": "fp32"}},
     "train-graph-rounding-fine": {"train": {"step": "graphed", "precision": "fp32", "graph_rounding": "fine"}},
+    "train-graph-fusion-inductor": {"train": {"step": "graphed-whole", "precision": "fp32",
+                                              "graph_fusion": "inductor"}},
 }
 
 

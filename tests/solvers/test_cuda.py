@@ -25,6 +25,14 @@ from test_baselines import SPECS, Spec
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
+
+def _fusions():
+    """graph_fusion's values, inductor skipped where it cannot compile for CUDA (no Triton)."""
+    from solvers.fusion import fusion_unavailable
+
+    why = fusion_unavailable(torch.device("cuda")) if torch.cuda.is_available() else "no CUDA"
+    return ["none", pytest.param("inductor", marks=pytest.mark.skipif(why is not None, reason=str(why)))]
+
 # Budgets and the gold count below come from CPU seed sweeps of these toys (docs/solvers.md, "CUDA
 # test failures"): with them, loss fell more than 10x at every seed tried (GTS at 60 epochs only 13.9x
 # at one seed, hence 100), but 8 of 8 expressions came back at most seeds, not all (GTS seed 0 at 60
@@ -171,13 +179,15 @@ def test_a_loop_round_trains_evaluates_and_scores_on_cuda(tmp_path):
     assert on_cpu == pytest.approx(scores, rel=1e-3)
 
 
+@pytest.mark.parametrize("fusion", _fusions())
 @pytest.mark.parametrize("teacher_pass", ["waves", "positions"])
 @pytest.mark.parametrize("step", GRAPHED_STEPS)
-def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda(step, teacher_pass):
+def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda(step, teacher_pass, fusion):
     """One captured pass a rounded shape (solvers/gts_graphs.py; the decoder's, or with graphed-whole the
     encoder's and the decoder's; the padded wave pass, or with teacher_pass "positions" the dense one), the
     captures sharing one memory pool: batches of two shapes, replays with other inputs and a padded row, each
-    the model's own loss and gradients in float32."""
+    the model's own loss and gradients in float32. With fusion inductor the passes' elementwise chains are
+    Triton kernels compiled in the warm-up runs (the second shape recompiles them for symbolic shapes)."""
     from solvers.gts import GTSConfig, GTSModel
     from solvers.gts_graphs import ShapeFixedLoss
     from solvers.vocab import build_encoding
@@ -191,7 +201,8 @@ def test_the_graphed_step_replays_the_models_loss_and_gradients_on_cuda(step, te
     # shape (longer texts and expressions: a second capture in the shared pool), then the first shape again
     first, second, other = enc.batch(problems[:4]), enc.batch(problems[3:0:-1]), enc.batch(problems[4:])
     rows = 4
-    graphed = ShapeFixedLoss(model, rows, torch.device("cuda"), graphed=True, whole=step == "graphed-whole")
+    graphed = ShapeFixedLoss(model, rows, torch.device("cuda"), graphed=True, whole=step == "graphed-whole",
+                             fusion=fusion)
     shape = [graphed.key_and_plan(b)[0] for b in (first, second, other)]
     assert shape[0] == shape[1] != shape[2]
     with float32_products():
@@ -248,7 +259,7 @@ def test_training_with_the_graphed_step_follows_the_row_wise_training_on_cuda(gr
     assert_valid_predictions(toy_problems(), solver.predict(toy_problems(), beam_size=2))
 
 
-def _graphed_setup(dropout: float, step: str):
+def _graphed_setup(dropout: float, step: str, fusion: str = "none"):
     from solvers.gts import GTSConfig, GTSModel
     from solvers.trainer import make_optimizer, shape_fixed_loss
     from solvers.vocab import build_encoding
@@ -257,22 +268,23 @@ def _graphed_setup(dropout: float, step: str):
     enc = build_encoding(problems)
     torch.manual_seed(0)
     model = GTSModel(GTSConfig(embedding_size=16, hidden_size=32, dropout=dropout), enc).cuda().train()
-    config = TrainConfig(batch_size=4, device="cuda", precision="fp32", progress=False, step=step)
+    config = TrainConfig(batch_size=4, device="cuda", precision="fp32", progress=False, step=step, graph_fusion=fusion)
     device = torch.device("cuda")
     optimizer = make_optimizer(model, config, device)
     scaler = torch.amp.GradScaler("cuda", enabled=False)
     return problems, enc, model, config, device, optimizer, scaler, shape_fixed_loss(model, config, device, None)
 
 
+@pytest.mark.parametrize("fusion", _fusions())
 @pytest.mark.parametrize("step", GRAPHED_STEPS)
-def test_a_steady_graphed_step_never_waits_on_the_gpu(step):
+def test_a_steady_graphed_step_never_waits_on_the_gpu(step, fusion):
     """After its shape is captured, a graphed training step (the trainer's train_step and its loss sum)
     makes no call that waits for the GPU: the batch goes through pinned memory, the plan is the host's,
     the loss is not read. torch's sync debug mode warns at any such call (solvers/device_copy.host_waits)."""
     from solvers.device_copy import host_waits
     from solvers.trainer import train_step
 
-    problems, enc, model, config, device, optimizer, scaler, loss_of = _graphed_setup(0.0, step)
+    problems, enc, model, config, device, optimizer, scaler, loss_of = _graphed_setup(0.0, step, fusion)
     first, second = enc.batch(problems[:4]), enc.batch(problems[3::-1])  # one shape, other row order
     with float32_products():
         for _ in range(2):

@@ -33,6 +33,7 @@ from dataclasses import dataclass, fields
 import torch
 
 from solvers.device_copy import to_device
+from solvers.fusion import fusing, pointwise
 from solvers.gts_decoder import DecoderContext, GTSDecoder, state_dtype
 from solvers.gts_plan import _plan_lists
 from solvers.gts_teacher import PassDropout, repeated_value_leaves
@@ -212,6 +213,23 @@ def plan_of_batch_targets(dec: GTSDecoder, target: torch.Tensor, target_mask: to
                             n_numbers, None if waits is None else waits + [[]] * extra, **rounding)
 
 
+@pointwise
+def _chosen_slots(leaf_proj: torch.Tensor, num_proj: torch.Tensor, rows: torch.Tensor, v: torch.Tensor,
+                  not_from: torch.Tensor, waits: torch.Tensor, tok: torch.Tensor, n_ops: int,
+                  n_constants: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The repeated-value rule's choice for a wave's rows, as :func:`padded_wave_log_probs` makes it unfused (no
+    gradient): each waiting leaf's token becomes the quantity slot its goal scores highest among those ``not_from``
+    leaves free (``leaf_proj`` (n, H) the scoring layer's goal half, ``num_proj`` (B, C+Q, H) its number half,
+    ``rows`` (n,) each row's problem, ``v`` (H,) the score vector; scores a sum over H, so TorchInductor fuses them
+    with the tanh before them), and the number row (problem * (C+Q) + slot) of each row's leaf embedding."""
+    qty_proj = num_proj[rows, n_constants:]  # (n, Q, H)
+    scores = (torch.tanh(leaf_proj[:, None] + qty_proj) * v).sum(-1).float()
+    best = scores.masked_fill(not_from, float("-inf")).argmax(1) + n_ops + n_constants
+    tok = torch.where(waits, best, tok)
+    n_numbers = num_proj.shape[1]
+    return tok, rows * n_numbers + (tok - n_ops).clamp(0, n_numbers - 1)
+
+
 def padded_wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor,
                           qty_class: torch.Tensor | None = None, plan: PaddedWavePlan | None = None) -> torch.Tensor:
     """(B, L) log-probability of each target token given the gold prefix (0 at padding), as
@@ -256,6 +274,9 @@ def padded_wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Te
     for level in plan.pre_merges:
         merge(level)
     enc, enc_proj = StepStore.of(ctx.enc), StepStore.of(ctx.enc_proj)  # each wave reads its rows' problems' rows
+    fused = fusing()
+    roots = torch.arange(B, device=device)
+    score_v = dec.score_v.weight.detach().view(-1)
     goal_contexts, chosen = [], []
     for w in range(W):
         start, n = (0, B) if w == 0 else (B + (w - 1) * R, R)
@@ -278,13 +299,21 @@ def padded_wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Te
         goal_context = torch.cat([goal, context], -1)  # (n, 2H)
         tok = tokens[start: start + n]
         if plan.rule:  # a repeated value's leaf takes the slot the model scores highest here
-            qty_proj = ctx.num_proj if problem is None else ctx.num_proj.index_select(0, problem)
-            with torch.no_grad():
-                scores = dec.quantity_scores(qty_proj[:, dec.n_constants:], goal_context, at)
-            best = scores.masked_fill_(not_from[start: start + n], float("-inf")).argmax(1) + first_quantity
-            tok = torch.where(plan.waits[start: start + n], best, tok)
-            rows = torch.arange(B, device=device) if problem is None else problem
-            subtrees.append(numbers.read(rows * n_numbers + (tok - dec.n_ops).clamp(0, n_numbers - 1)))
+            rows = roots if problem is None else problem
+            if fused:  # the scores, their mask, the choice and its number row in a few generated kernels
+                with torch.no_grad():
+                    leaf_proj = dec.score_leaf(at("leaf", goal_context))
+                    tok, number_rows = _chosen_slots(leaf_proj, ctx.num_proj, rows, score_v,
+                                                     not_from[start: start + n], plan.waits[start: start + n], tok,
+                                                     dec.n_ops, dec.n_constants, fused=True)
+            else:
+                qty_proj = ctx.num_proj if problem is None else ctx.num_proj.index_select(0, problem)
+                with torch.no_grad():
+                    scores = dec.quantity_scores(qty_proj[:, dec.n_constants:], goal_context, at)
+                best = scores.masked_fill_(not_from[start: start + n], float("-inf")).argmax(1) + first_quantity
+                tok = torch.where(plan.waits[start: start + n], best, tok)
+                number_rows = rows * n_numbers + (tok - dec.n_ops).clamp(0, n_numbers - 1)
+            subtrees.append(numbers.read(number_rows))
         goal_contexts.append(goal_context)
         chosen.append(tok)
         left, right = dec.child_goals_with(goal_context, labels[start: start + n], layers, at)

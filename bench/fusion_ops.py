@@ -2,7 +2,9 @@
 changes in what their captured pass dispatches, counted on the CPU.
 
 Per dataset (bench/gpu_speed.py's 80/20 split, the trainer's length-bucketed batches of one epoch, seed 0, batch
-64, paper size unless --hidden says otherwise) and for the first ``--batches`` batches: the padded pass each
+64, paper size unless --hidden says otherwise) and for the first ``--batches`` batches, after the batch
+bench/gpu_speed.py's steady step profiles (the train side's first 64 problems, whose CUDA kernels the H200 runs
+counted: the figure to set this one against): the padded pass each
 graphed step captures, forward and backward, at the batch's rounded shape (step graphed: the decoder's padded
 wave pass from the encoder's states; graphed-whole: the encoder's and the decoder's), with fusion none and
 inductor. Counted per batch: what would launch a GPU kernel (solvers.fusion.dispatches: aten operations called
@@ -88,9 +90,23 @@ def main(argv=None) -> int:
         kept = [p for p in train if expressible(encoding, p)]
         torch.manual_seed(0)
         model = GTSModel(GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden), encoding).train()
+        print(f"{dataset}: {len(kept)} training problems", flush=True)
+        # gpu_speed's steady-step batch first (its own vocabularies, as there), then the trainer's batches
+        steady = train[:args.batch_size]
+        steady_encoding = build_encoding(steady, min_count=2)
+        torch.manual_seed(0)
+        steady_model = GTSModel(GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden),
+                                steady_encoding).train()
+        report["datasets"][dataset] = {"gpu_speed_steady_batch": {
+            step: {name: pass_counts(steady_model, steady_encoding.batch(steady), args.batch_size, step, name)
+                   for name in GRAPH_FUSIONS} for step in GRAPHED_STEPS}}
+        for step, row in report["datasets"][dataset]["gpu_speed_steady_batch"].items():
+            print(f"  gpu_speed's steady-step batch, {step} shape {row['none']['shape']}: "
+                  f"{row['none']['dispatches']} dispatches unfused, {row['inductor']['dispatches']} fused "
+                  f"({row['inductor']['dispatches'] / row['none']['dispatches']:.2f}x)", flush=True)
         chunks = list(length_bucketed(kept, args.batch_size, random.Random(0)))[:args.batches]
-        rows = report["datasets"][dataset] = {step: [] for step in GRAPHED_STEPS}
-        print(f"{dataset}: {len(kept)} training problems, the first {len(chunks)} batches", flush=True)
+        rows = report["datasets"][dataset]["trainer_batches"] = {step: [] for step in GRAPHED_STEPS}
+        print(f"  the trainer's first {len(chunks)} batches", flush=True)
         for i, chunk in enumerate(chunks):
             batch = encoding.batch(chunk)
             for step in GRAPHED_STEPS:

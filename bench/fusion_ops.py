@@ -36,13 +36,12 @@ apply_defaults()
 
 import torch  # noqa: E402
 
-from bench.gpu_speed import DATA, split  # noqa: E402
-from mwp.readers import load_dataset  # noqa: E402
+from bench.gpu_speed import trained_side  # noqa: E402
 from solvers.base import GRAPH_FUSIONS, GRAPHED_STEPS  # noqa: E402
 from solvers.fusion import dispatches, fusion  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_graphs import ShapeFixedLoss  # noqa: E402
-from solvers.trainer import expressible, length_bucketed  # noqa: E402
+from solvers.trainer import length_bucketed  # noqa: E402
 from solvers.vocab import build_encoding  # noqa: E402
 
 
@@ -85,9 +84,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     report: dict = {"torch": torch.__version__, "args": vars(args), "datasets": {}}
     for dataset in args.datasets.split(","):
-        train, _ = split(list(load_dataset(dataset, DATA[dataset]).problems))
-        encoding = build_encoding(train, min_count=GTSConfig.min_count)
-        kept = [p for p in train if expressible(encoding, p)]
+        train, encoding, kept = trained_side(dataset)
         torch.manual_seed(0)
         model = GTSModel(GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden), encoding).train()
         print(f"{dataset}: {len(kept)} training problems", flush=True)

@@ -110,6 +110,18 @@ def split(problems, seed: int = 0, test_fraction: float = 0.2):
     return order[n_test:], order[:n_test]
 
 
+def trained_side(name: str):
+    """A dataset's train side (:func:`split`, seed 0), its GTS vocabularies and the problems they express: what the
+    trainer would batch (bench/teacher_waves.py and bench/fusion_ops.py count its batches)."""
+    from solvers.gts import GTSConfig
+    from solvers.trainer import expressible
+    from solvers.vocab import build_encoding
+
+    train, _ = split(list(load_dataset(name, DATA[name]).problems))
+    encoding = build_encoding(train, min_count=GTSConfig.min_count)
+    return train, encoding, [p for p in train if expressible(encoding, p)]
+
+
 def solver_for(args, device: str, teacher_pass: str = "waves"):
     return build_solver("gts", device=device, embedding_size=args.embedding, hidden_size=args.hidden,
                         teacher_pass=teacher_pass)
@@ -171,9 +183,10 @@ def counted(prof, device: str, wall: float) -> dict:
     the CPU each is an event of its own, solvers/fusion.py); on CUDA also its kernels, kernel launches and GPU-busy
     share."""
     events = prof.key_averages()
+    on_host = torch.autograd.DeviceType.CPU
     out = {"aten_ops": sum(e.count for e in events if e.key.startswith("aten::")),
            "generated_kernels": sum(e.count for e in events if "cpp_fused_" in e.key
-                                    or (e.key.startswith("triton_") and e.device_type == torch.autograd.DeviceType.CPU))}
+                                    or (e.key.startswith("triton_") and e.device_type == on_host))}
     if device == "cuda":
         kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
         out["kernels"] = len(kernels)
@@ -316,8 +329,8 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", default="rowwise", help="training steps (TrainConfig.step), comma-separated: rowwise, "
                     "graphed and graphed-whole (CUDA, fp32 only: run for fp32 alone), dense (the graphed step's "
                     "pass eager); step:pass for a teacher pass other than waves (graphed:positions, the dense pass), "
-                    "step:pass:rounding for the fine rounding of shapes (graphed-whole:waves:fine), step:pass:rounding:fusion "
-                    "for fused elementwise chains (graphed-whole:waves:coarse:inductor)")
+                    "step:pass:rounding for the fine rounding of shapes (graphed-whole:waves:fine), "
+                    "step:pass:rounding:fusion for fused elementwise chains (graphed-whole:waves:coarse:inductor)")
     ap.add_argument("--teacher-passes", default="waves", help="the row-wise step's teacher forcing "
                     "(GTSConfig.teacher_pass), comma-separated: waves, positions (the pass before 2026-11-27)")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs (the first is reported apart)")

@@ -36,7 +36,7 @@ apply_defaults()
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-from bench.gpu_speed import DATA, split  # noqa: E402
+from bench.gpu_speed import DATA, split, trained_side  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.base import TrainConfig  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
@@ -46,8 +46,7 @@ from solvers.gts_plan import step_rows  # noqa: E402
 from solvers.gts_teacher import repeated_value_leaves, teacher_forced_log_probs  # noqa: E402
 from solvers.gts_waves import wave_log_probs, wave_plan  # noqa: E402
 from solvers.registry import build_solver  # noqa: E402
-from solvers.trainer import expressible, length_bucketed  # noqa: E402
-from solvers.vocab import build_encoding  # noqa: E402
+from solvers.trainer import length_bucketed  # noqa: E402
 
 PASSES = {"positions": teacher_forced_log_probs, "waves": wave_log_probs}
 
@@ -129,9 +128,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     report: dict = {"torch": torch.__version__, "args": vars(args), "datasets": {}}
     for name in args.datasets.split(","):
-        train, _ = split(list(load_dataset(name, DATA[name]).problems))
-        encoding = build_encoding(train, min_count=GTSConfig.min_count)
-        kept = [p for p in train if expressible(encoding, p)]
+        train, encoding, kept = trained_side(name)
         torch.manual_seed(0)
         model = GTSModel(GTSConfig(embedding_size=args.embedding, hidden_size=args.hidden, dropout=0.0),
                          encoding).train()

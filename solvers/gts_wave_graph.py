@@ -34,7 +34,7 @@ import torch
 
 from solvers.device_copy import to_device
 from solvers.fusion import fusing, pointwise
-from solvers.gts_decoder import DecoderContext, GTSDecoder, state_dtype
+from solvers.gts_decoder import DecoderContext, GTSDecoder, _float32, state_dtype
 from solvers.gts_plan import _plan_lists
 from solvers.gts_teacher import PassDropout, repeated_value_leaves
 from solvers.gts_waves import _tree_waves
@@ -223,7 +223,7 @@ def _chosen_slots(leaf_proj: torch.Tensor, num_proj: torch.Tensor, rows: torch.T
     ``rows`` (n,) each row's problem, ``v`` (H,) the score vector; scores a sum over H, so TorchInductor fuses them
     with the tanh before them), and the number row (problem * (C+Q) + slot) of each row's leaf embedding."""
     qty_proj = num_proj[rows, n_constants:]  # (n, Q, H)
-    scores = (torch.tanh(leaf_proj[:, None] + qty_proj) * v).sum(-1).float()
+    scores = _float32((torch.tanh(leaf_proj[:, None] + qty_proj) * v).sum(-1))
     best = scores.masked_fill(not_from, float("-inf")).argmax(1) + n_ops + n_constants
     tok = torch.where(waits, best, tok)
     n_numbers = num_proj.shape[1]
@@ -275,8 +275,9 @@ def padded_wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Te
         merge(level)
     enc, enc_proj = StepStore.of(ctx.enc), StepStore.of(ctx.enc_proj)  # each wave reads its rows' problems' rows
     fused = fusing()
-    roots = torch.arange(B, device=device)
-    score_v = dec.score_v.weight.detach().view(-1)
+    if plan.rule:
+        roots = torch.arange(B, device=device)  # the root wave's problems
+        score_v = dec.score_v.weight.detach().view(-1)
     goal_contexts, chosen = [], []
     for w in range(W):
         start, n = (0, B) if w == 0 else (B + (w - 1) * R, R)

@@ -4,17 +4,20 @@ On the H200 a steady graphed step launched 3,200 to 3,850 kernels a MAWPS batch 
 (docs/solvers.md): most of them are short elementwise kernels run one after another, each a few microseconds of
 a mostly idle GPU. A CUDA graph removes their launch cost from the host but still runs each as its own kernel.
 Here the chains of elementwise operations that the hand-written forward and backward passes run at every
-step (the encoder recurrence's gates, solvers/fast_gru.py; the decoder's gated layers, solvers/step_autograd.py)
+step (the encoder recurrence's gates, solvers/fast_gru.py; the decoder's gated layers, solvers/step_autograd.py;
+its attention weights, solvers/gts_decoder.py; the repeated-value rule's choice a wave, solvers/gts_wave_graph.py)
 are plain functions wrapped in :class:`Pointwise`: they run as written, or, inside a :func:`fusion` block with
-``"inductor"``, compiled once by ``torch.compile`` so that each chain is one generated kernel (Triton on CUDA,
-C++ on the CPU). The matrix products stay the library's.
+``"inductor"``, compiled once by ``torch.compile`` so that each chain runs as one generated kernel or a few
+(Triton on CUDA; C++ loops on the CPU, which may split a chain in up to three). The matrix products stay the
+library's.
 
 What decides: a hand-written autograd function reads :func:`fusing` in its forward and keeps the answer for its
 backward, so a backward run after the block has ended (an eager step's ``loss.backward()``) matches its forward.
 A captured step runs its forward and backward inside the block (solvers/gts_graphs.py); compiling happens in the
 capture's warm-up runs, before the capture, and a replay runs the generated kernels without Python.
 
-The same values as the eager functions up to floating-point rounding (a fused multiply-add; float64 tests).
+The same values as the eager code up to floating-point rounding (a fused multiply-add; the attention energies
+and the rule's scores a sum over H where the eager code takes a matrix-vector product; float64 tests).
 A function is compiled for the first shape it meets and recompiled once for symbolic shapes when a second
 comes (torch.compile's automatic dynamic shapes), so a training compiles each function about twice.
 """
@@ -107,8 +110,8 @@ def pointwise(fn: Callable[..., object]) -> Pointwise:
     return Pointwise(fn)
 
 
-# Aten operations that launch no kernel on a GPU: views, metadata, allocations without a fill, and composites whose
-# work is dispatched as other operations (counted there).
+# Aten operations that launch no kernel on a GPU themselves: views, metadata, allocations without a fill, and
+# conversions whose copy, when there is one, is an operation of its own inside them (counted there).
 NO_KERNEL = frozenset(
     "aten::" + name for name in (
         "view", "slice", "select", "unbind", "as_strided", "transpose", "t", "expand", "unsqueeze", "squeeze",
@@ -119,10 +122,11 @@ NO_KERNEL = frozenset(
 
 
 def dispatches(fn: Callable[[], object]) -> "collections.Counter[str]":
-    """What running ``fn`` on the CPU dispatches that would launch a GPU kernel, by name: each aten operation called
-    from outside another one, less :data:`NO_KERNEL`'s, and as ``"generated"`` each TorchInductor kernel run (on the
-    CPU a C++ kernel, an event of its own as :class:`Pointwise` compiles them). A device-independent proxy for a
-    CUDA step's kernels (a library call may launch more than one)."""
+    """What running ``fn`` on the CPU dispatches that would launch a GPU kernel, by name: each aten operation not in
+    :data:`NO_KERNEL` that no other such operation called (a composite counts once, a copy inside a conversion
+    counts), and as ``"generated"`` each TorchInductor kernel run (on the CPU a C++ kernel, an event of its own as
+    :class:`Pointwise` compiles them). A device-independent proxy for a CUDA step's kernels (a library call may
+    launch more than one)."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -131,7 +135,17 @@ def dispatches(fn: Callable[[], object]) -> "collections.Counter[str]":
     for e in prof.events():
         if "cpp_fused_" in e.name:
             counts["generated"] += 1
-        elif e.name.startswith("aten::") and e.name not in NO_KERNEL and not (
-                e.cpu_parent is not None and e.cpu_parent.name.startswith("aten::")):
+        elif _launches(e) and not any(_launches(a) for a in _ancestors(e)):
             counts[e.name] += 1
     return counts
+
+
+def _launches(event) -> bool:
+    return event.name.startswith("aten::") and event.name not in NO_KERNEL
+
+
+def _ancestors(event) -> Iterator:
+    parent = event.cpu_parent
+    while parent is not None:
+        yield parent
+        parent = parent.cpu_parent

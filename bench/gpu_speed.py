@@ -180,18 +180,18 @@ def steady_step(args, train, device: str, run: Run = FP32) -> dict:
 
 def counted(prof, device: str, wall: float) -> dict:
     """Aten operations of a profile and the kernels TorchInductor generated that it ran (graph_fusion inductor: on
-    the CPU each is an event of its own, solvers/fusion.py); on CUDA also its kernels, kernel launches and GPU-busy
-    share."""
+    the CPU its C++ kernels, each an event of its own, solvers/fusion.py; on CUDA its Triton kernels, named
+    ``triton_*``); on CUDA also every kernel, the kernel launches from the host and the GPU-busy share."""
     events = prof.key_averages()
-    on_host = torch.autograd.DeviceType.CPU
     out = {"aten_ops": sum(e.count for e in events if e.key.startswith("aten::")),
-           "generated_kernels": sum(e.count for e in events if "cpp_fused_" in e.key
-                                    or (e.key.startswith("triton_") and e.device_type == on_host))}
+           "generated_kernels": sum(e.count for e in events if "cpp_fused_" in e.key)}
     if device == "cuda":
         kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
         out["kernels"] = len(kernels)
+        out["generated_kernels"] = sum(e.name.startswith("triton_") for e in kernels)
+        # (Triton launches through the driver's cuLaunchKernelEx)
         out["launches"] = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernel",
-                                                                    "cudaLaunchKernelExC"))
+                                                                    "cudaLaunchKernelExC", "cuLaunchKernelEx"))
         # a replayed CUDA graph (the graphed step) is one launch from the host for all of its kernels
         out["graph_launches"] = sum(e.count for e in events if e.key in ("cudaGraphLaunch", "cuGraphLaunch"))
         busy_us = sum(e.device_time for e in kernels)  # microseconds of kernel execution

@@ -1,6 +1,7 @@
 """Pointwise tails fused by TorchInductor (solvers/fusion.py): the hand-written passes compute the same values and
-gradients with ``graph_fusion`` "inductor" as without, the backward follows its forward's choice, and each fused
-step is one generated kernel where the eager one dispatched several (C++ kernels on the CPU, as CI compiles them)."""
+gradients with ``graph_fusion`` "inductor" as without, the backward follows its forward's choice, and a fused
+step runs a generated kernel or a few where the eager one dispatched several operations (C++ kernels on the CPU,
+as CI compiles them)."""
 from __future__ import annotations
 
 import collections

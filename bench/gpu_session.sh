@@ -66,8 +66,9 @@ if [ "${FUSED:-0}" = 1 ]; then
 fi
 if [ "${TINY:-0}" = 1 ]; then
   SPEED=(--device cpu --datasets mawps --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
-  [ "${GRAPHED:-0}" = 1 ] && SPEED+=(--steps rowwise,dense,dense:waves:fine,dense:positions --teacher-passes waves,positions)  # dense: graphed's pass eager
-  [ "${GRAPHED:-0}" = 1 ] && [ $FUSE_ARMS = 1 ] && SPEED+=(--steps rowwise,dense,dense:waves:coarse:inductor,dense:waves:fine)
+  TINY_STEPS=rowwise,dense,dense:waves:fine,dense:positions  # dense: graphed's pass eager
+  [ $FUSE_ARMS = 1 ] && TINY_STEPS=rowwise,dense,dense:waves:coarse:inductor,dense:waves:fine
+  [ "${GRAPHED:-0}" = 1 ] && SPEED+=(--steps $TINY_STEPS --teacher-passes waves,positions)
   SPEED23=(--device cpu --datasets math23k --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
   WHOLE_RUN=(--device cpu --datasets mawps --precisions fp32 --hidden 16 --embedding 8 --epochs 2 --steps dense \
     --reference-epochs 1)

@@ -98,15 +98,7 @@ class _GatedCall(torch.autograd.Function):
         if x.dtype != weight.dtype:
             x = x.to(weight.dtype)
         ctx.fused = fusing()  # the bias, the activations and the product one kernel (solvers/fusion.py)
-        if ctx.fused:
-            value, gate, out = _gate_tail(x.mm(weight_t), bias, pieces, fused=True)
-        else:
-            y = x.mm(weight_t).add_(bias)  # (R, out)
-            half = y.shape[1] // (2 * pieces)
-            if pieces > 1:
-                y = y.view(-1, 2 * half)  # (R * pieces, 2 * half): each row [value; gate]
-            value, gate = y[:, :half].tanh(), y[:, half:].sigmoid()
-            out = value * gate
+        value, gate, out = _gate_tail(x.mm(weight_t), bias, pieces, fused=ctx.fused)
         ctx.save_for_backward(x, weight, value, gate)
         ctx.calls = calls
         return out if pieces == 1 else out.view(x.shape[0], -1)  # (R, pieces * half)
@@ -127,10 +119,10 @@ class _GatedCall(torch.autograd.Function):
 
 @pointwise
 def _gate_tail(y: torch.Tensor, bias: torch.Tensor, pieces: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """:class:`_GatedCall`'s forward after its product y (R, out), fused: the bias added, each of the ``pieces``
-    [value; gate] halves activated, and their product (rows R * pieces)."""
+    """:class:`_GatedCall`'s forward after its product y (R, out): the bias added, each of the ``pieces`` [value;
+    gate] halves activated (rows R * pieces, each [value; gate]), and their product."""
     half = y.shape[1] // (2 * pieces)
-    y = (y + bias).view(-1, 2 * half)
+    y = y.add_(bias).view(-1, 2 * half)  # (in place: y is the product's own tensor)
     value, gate_ = y[:, :half].tanh(), y[:, half:].sigmoid()
     return value, gate_, value * gate_
 

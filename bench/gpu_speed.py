@@ -30,6 +30,7 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import json
 import os
@@ -195,9 +196,26 @@ def counted(prof, device: str, wall: float) -> dict:
         # a replayed CUDA graph (the graphed step) is one launch from the host for all of its kernels
         out["graph_launches"] = sum(e.count for e in events if e.key in ("cudaGraphLaunch", "cuGraphLaunch"))
         busy_us = sum(e.device_time for e in kernels)  # microseconds of kernel execution
+        out["kernel_names"] = kernel_names(kernels)
         out["gpu_busy_share"] = busy_us / 1e6 / wall
         out["profiled_wall_s"] = wall
     return out
+
+
+KERNEL_NAME_CHARS = 90  # a CUDA kernel's name (often a long C++ template) is cut to this many characters
+
+
+def kernel_names(kernels, top: int = 40) -> list[dict]:
+    """Where a profile's CUDA kernels are: the ``top`` most launched names (cut to :data:`KERNEL_NAME_CHARS`),
+    each with its count and its microseconds on the GPU, most launched first. Which library call or generated
+    kernel makes up a step's count is what the next cut of kernels a batch needs to know (issue #32)."""
+    count: collections.Counter[str] = collections.Counter()
+    busy: collections.Counter[str] = collections.Counter()
+    for e in kernels:
+        name = e.name[:KERNEL_NAME_CHARS]
+        count[name] += 1
+        busy[name] += e.device_time
+    return [{"name": name, "count": n, "us": round(busy[name], 1)} for name, n in count.most_common(top)]
 
 
 def part_ops(args, train, device: str) -> dict:
@@ -379,6 +397,9 @@ def main(argv=None) -> int:
                      f"graph launches), GPU busy "
                      f"{100 * steady['gpu_busy_share']:.0f}%, {steady['host_waits']} host waits "
                      f"{steady['host_wait_places']}" if device == "cuda" else ""), flush=True)
+            if device == "cuda":
+                print(f"  {label} steady step's most launched kernels: " + "; ".join(
+                    f"{k['count']} x {k['name'][:60]}" for k in steady["kernel_names"][:8]), flush=True)
             if args.skip_timing:
                 continue
             row.update(timed_training(args, train, test, device, run))

@@ -80,3 +80,16 @@ def test_a_whole_training_is_set_against_the_public_gts_epoch_times_as_many_epoc
     line = gpu_speed.whole_training_line("mawps", "fp32-graphed-whole", row, {"epoch_s": 6.5})
     assert row["training_vs_reference"] == 2.0  # 4 x 6.5 s against 13 s, the captures' epoch included
     assert "4 epochs, captures included" in line and "6.50 s x 4 = 26.0 s" in line and "2.00x" in line
+
+
+def test_kernel_names_counts_each_kernel_and_its_gpu_time_most_launched_first():
+    """The steady step's breakdown of CUDA kernels by name (what the next cut of kernels a batch needs to know):
+    counted, timed, most launched first, long template names cut so that their variants stay apart."""
+    from types import SimpleNamespace as Event
+
+    long = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_" + "x" * 200
+    kernels = ([Event(name="triton_poi_fused_add_0", device_time=2.0)] * 3
+               + [Event(name=long, device_time=10.0)] * 5 + [Event(name="elementwise_kernel", device_time=1.5)])
+    names = gpu_speed.kernel_names(kernels, top=2)
+    assert names == [{"name": long[:gpu_speed.KERNEL_NAME_CHARS], "count": 5, "us": 50.0},
+                     {"name": "triton_poi_fused_add_0", "count": 3, "us": 6.0}]

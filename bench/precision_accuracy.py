@@ -53,6 +53,7 @@ def run_one(args, precision: str, seed: int, out: Path) -> None:
            *([] if args.lr == 1e-3 else ["--lr", str(args.lr)]),
            *([] if args.step == "rowwise" else ["--step", args.step]),  # likewise
            *([] if args.teacher_pass == "waves" else ["--teacher-pass", args.teacher_pass]),  # likewise
+           *([] if args.bucketing == "length" else ["--bucketing", args.bucketing]),  # likewise
            *([] if args.no_resume else ["--resume-dir", str(Path(args.state_dir) / run_name(precision, seed))]),
            "--out", str(out), *(["--data", args.data] if args.data else [])]
     print(f"== {run_name(precision, seed)}: {' '.join(cmd[1:])}", flush=True)
@@ -158,6 +159,8 @@ def main(argv=None) -> int:
                     "against the row-wise one with --baseline-dir")
     ap.add_argument("--teacher-pass", default="waves", help="GTSConfig.teacher_pass of the trainings (positions: "
                                                              "the pass before 2026-11-27)")
+    ap.add_argument("--bucketing", default="length", help="TrainConfig.bucketing of the trainings (steps: by the "
+                                                          "decoder's steps, against length with --baseline-dir)")
     ap.add_argument("--no-resume", action="store_true", help="no training state saved after each epoch (a run "
                                                              "that finishes in one sitting, as on a GPU)")
     ap.add_argument("--tiny", action="store_true", help="a check of the machinery in seconds: 2 epochs of a GTS "

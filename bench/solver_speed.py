@@ -45,7 +45,7 @@ import torch  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from mwp.readers import load_dataset  # noqa: E402
-from solvers.base import STEPS, TrainConfig  # noqa: E402
+from solvers.base import BUCKETINGS, STEPS, TrainConfig  # noqa: E402
 from solvers.checkpoint import data_hash, save_checkpoint  # noqa: E402
 from solvers.evaluate import evaluate_predictions  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
@@ -181,6 +181,8 @@ def main(argv=None) -> int:
                          "the same run, for a ratio")
     ap.add_argument("--step", default="rowwise", choices=STEPS,
                     help="the measured training's step (TrainConfig.step; graphed, graphed-whole: CUDA and fp32 only)")
+    ap.add_argument("--bucketing", default="length", choices=BUCKETINGS,
+                    help="how the measured training batches its problems (TrainConfig.bucketing)")
     ap.add_argument("--out", help="write the figures as JSON here")
     ap.add_argument("--save", help="save the trained model here (a checkpoint load_solver reads; bench/beam_speed.py)")
     ap.add_argument("--resume-dir", help="save the measured training's state here after every epoch and continue "
@@ -221,14 +223,16 @@ def main(argv=None) -> int:
     for other in others:  # timing only: the same start, the same batches, no validation
         torch.manual_seed(args.seed)
         timed = train_model(GTSModel(cfg, encoding), encoding, train, [], TrainConfig(
-            epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed, progress=False, precision=other),
+            epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed, progress=False, precision=other,
+            bucketing=args.bucketing),
             report)
         compared[other] = statistics.median(e.seconds for e in timed.epochs)
         print(f"precision {other} ({timed.precision}): {compared[other]:.1f} s per epoch (median of {args.epochs})",
               flush=True)
     tcfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, beam_size=args.beam, seed=args.seed,
                        progress=False, eval_every=1 if args.epochs > 1 else 10**9, precision=precision,
-                       resume_dir=args.resume_dir, step=args.step)
+                       resume_dir=args.resume_dir, step=args.step,
+                       bucketing=args.bucketing)
     result = train_model(model, encoding, train, valid if args.epochs > 1 else [], tcfg, report)
     epoch_s = statistics.median(e.seconds for e in result.epochs)
     for other, seconds in compared.items():
@@ -293,6 +297,7 @@ def main(argv=None) -> int:
             "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,
             "bf16_matmul_gflop_s": bf16_matmul / 1e9, "precision": precision, "precision_ran": result.precision,
             "step": args.step,
+            "bucketing": args.bucketing,
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "gomp_spincount": os.environ.get("GOMP_SPINCOUNT"),
             "reference_omp_wait": args.reference_omp_wait,
             "compared_epoch_seconds": compared,

@@ -53,6 +53,7 @@ STEPS = ("rowwise", "dense", "graphed", "graphed-whole")
 GRAPHED_STEPS = ("graphed", "graphed-whole")  # the steps that capture CUDA graphs
 GRAPH_ROUNDINGS = ("coarse", "fine")  # how the shape-fixed steps round a batch's shape (solvers/gts_graphs.py)
 GRAPH_FUSIONS = ("none", "inductor")  # whether the shape-fixed steps fuse elementwise chains (solvers/fusion.py)
+BUCKETINGS = ("length", "steps")  # how the trainer groups a shuffled pool of problems into batches (solvers/trainer.py)
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,14 @@ class TrainConfig:
     # "none", each operation its own kernel; "inductor", each chain one (Triton on CUDA, which must be installed;
     # C++ on the CPU). Each chain compiles about twice a process (seconds each), before the first capture.
     graph_fusion: str = "none"
+    # How a training batches its problems: each epoch shuffles them, cuts the order into pools of 16 batches and
+    # sorts each pool before cutting it into batches. "length": by text length (less padding of the encoder's
+    # tokens); "steps": by the decoder's sequential steps a problem needs, then by text length, so that the few
+    # problems of deep trees share batches instead of making one batch each as long as themselves (a batch's
+    # decoder steps are its deepest problem's: GTS's tree waves, on a GPU each step a few hundred kernels; MAWPS's
+    # waves an epoch fall by 38% and Math23K's by 35%, docs/solvers.md). A model says its steps by a
+    # ``decoder_steps(encoding, problems)`` method (GTS and bert-gts have one; the others refuse "steps").
+    bucketing: str = "length"
 
     def __post_init__(self) -> None:
         check_config(self, positive=("epochs", "batch_size", "lr", "lr_halving_epochs", "eval_every", "beam_size",
@@ -118,6 +127,8 @@ class TrainConfig:
             raise ValueError(f"graph_rounding must be one of {', '.join(GRAPH_ROUNDINGS)}, got {self.graph_rounding!r}")
         if self.graph_fusion not in GRAPH_FUSIONS:
             raise ValueError(f"graph_fusion must be one of {', '.join(GRAPH_FUSIONS)}, got {self.graph_fusion!r}")
+        if self.bucketing not in BUCKETINGS:
+            raise ValueError(f"bucketing must be one of {', '.join(BUCKETINGS)}, got {self.bucketing!r}")
         if self.graph_fusion != "none" and self.step == "rowwise":
             raise ValueError(f"graph_fusion {self.graph_fusion} fuses the shape-fixed steps' passes (step dense, "
                              "graphed or graphed-whole); step rowwise has none to fuse")

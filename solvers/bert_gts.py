@@ -19,6 +19,7 @@ from solvers.base import check_config, check_heads
 from solvers.gts_beam import beam_search
 from solvers.gts_decoder import DecoderContext, GTSDecoder, check_teacher_pass
 from solvers.gts_teacher import tree_loss
+from solvers.gts_waves import decoder_steps
 from solvers.subword import subword_batch
 from solvers.torch_solver import TorchSolver
 from solvers.trainer import Hypothesis
@@ -130,6 +131,10 @@ class BertGTSModel(nn.Module):
 
     def beam_search(self, batch: Batch, beam_size: int) -> list[Hypothesis]:
         return beam_search(self.decoder, self.context(batch), batch.n_quantities, beam_size, self.cfg.max_output_length)
+
+    def decoder_steps(self, encoding: Encoding, problems) -> list[int]:
+        """The GTS decoder's sequential steps a problem (TrainConfig.bucketing "steps")."""
+        return decoder_steps(self.decoder, self.cfg.any_equal_slot, encoding, problems)
 
     def encode(self, batch: Batch) -> torch.Tensor:
         return self.states(batch)[2]  # (B, H)

@@ -8,11 +8,13 @@ smaller option (hidden 256) for quick CPU runs; it is never chosen silently.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from mwp.problem import Problem
 from solvers.base import check_config
 from solvers.device_copy import to_device
 from solvers.dropout import Dropout
@@ -21,6 +23,7 @@ from solvers.gts_beam import beam_search
 from solvers.gts_decoder import DecoderContext, GTSDecoder, check_teacher_pass
 from solvers.gts_graphs import ShapeFixedLoss
 from solvers.gts_teacher import tree_loss
+from solvers.gts_waves import decoder_steps
 from solvers.torch_solver import TorchSolver
 from solvers.trainer import Hypothesis
 from solvers.vocab import Batch, Encoding
@@ -116,6 +119,11 @@ class GTSModel(nn.Module):
         """The trainer's ``dense``, ``graphed`` and ``graphed-whole`` steps (``TrainConfig.step``,
         ``TrainConfig.graph_rounding``, ``TrainConfig.graph_fusion``; solvers/gts_graphs.py)."""
         return ShapeFixedLoss(self, rows, device, graphed, whole, rounding=rounding, fusion=fusion)
+
+    def decoder_steps(self, encoding: Encoding, problems: Sequence[Problem]) -> list[int]:
+        """The decoder's sequential steps each problem's teacher-forced pass takes (TrainConfig.bucketing "steps";
+        :func:`solvers.gts_waves.decoder_steps`)."""
+        return decoder_steps(self.decoder, self.cfg.any_equal_slot, encoding, problems)
 
     @staticmethod
     def decoder_precision(device: torch.device):

@@ -217,6 +217,40 @@ def wave_plan(targets: list[list[int]], n_ops: int, length: int, n_numbers: int,
                      for (s, n, n_left, *ids), after in waves])
 
 
+def tree_wave_counts(dec: GTSDecoder, target: torch.Tensor, target_mask: torch.Tensor,
+                     qty_class: torch.Tensor | None = None) -> list[int]:
+    """How many waves :func:`wave_log_probs` would take for each row of a (B, L) batch of targets alone (on the
+    host): 1 + its tree's last goal wave, the repeated-value rule's waiting leaves counted when ``qty_class`` is
+    given. A batch takes its deepest row's count: the decoder's sequential steps that TrainConfig.bucketing
+    "steps" sorts problems by."""
+    lengths = target_mask.sum(1).tolist()
+    targets = [ids[:n] for ids, n in zip(target.tolist(), lengths)]
+    waits = None if qty_class is None else repeated_value_leaves(dec, target, target_mask, qty_class)[0].tolist()
+    parent, is_right, _, _ = _plan_lists(targets, dec.n_ops, target.shape[1])
+    counts = []
+    for b, ids in enumerate(targets):
+        wave = _tree_waves(ids, dec.n_ops, parent[b], is_right[b], waits[b] if waits else [False] * len(ids))[0]
+        counts.append(1 + max(wave, default=-1))
+    return counts
+
+
+def decoder_steps(dec: GTSDecoder, any_equal_slot: bool, encoding, problems, chunk: int = 512) -> list[int]:
+    """The sequential steps each problem's teacher-forced pass takes through the tree decoder ``dec`` (of GTS or
+    bert-gts, trained with the repeated-value rule when ``any_equal_slot``), encoded by ``encoding``
+    (solvers.vocab.Encoding): its tree's waves (:func:`tree_wave_counts`), or with teacher_pass "positions" its
+    expression's length. What TrainConfig.bucketing "steps" sorts a pool of problems by."""
+    out: list[int] = []
+    for start in range(0, len(problems), chunk):
+        batch = encoding.batch(problems[start: start + chunk])
+        assert batch.target is not None and batch.target_mask is not None, "training problems have targets"
+        if dec.teacher_pass == "positions":
+            out += batch.target_mask.sum(1).tolist()
+            continue
+        qty_class = batch.qty_class if any_equal_slot and batch.has_repeated_values else None
+        out += tree_wave_counts(dec, batch.target, batch.target_mask, qty_class)
+    return out
+
+
 def wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor,
                    qty_class: torch.Tensor | None = None) -> torch.Tensor:
     """(B, L) log-probability of each target token given the gold prefix (0 at padding), as

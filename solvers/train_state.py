@@ -36,7 +36,8 @@ FORMAT = 1
 NOT_IDENTITY = ("device", "progress", "resume_dir")
 # Settings added after saved states existed, left out at the default they were added with: such a state
 # (saved before the setting was) still continues.
-ADDED_AT_DEFAULT = (("step", "rowwise"), ("graph_rounding", "coarse"), ("graph_fusion", "none"))
+ADDED_AT_DEFAULT = (("step", "rowwise"), ("graph_rounding", "coarse"), ("graph_fusion", "none"),
+                    ("bucketing", "length"))
 
 
 class ForeignTrainingState(ValueError):

@@ -83,10 +83,14 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def length_bucketed(problems: Sequence[Problem], batch_size: int, rng: random.Random | None) -> Iterator[list[Problem]]:
+def length_bucketed(problems: Sequence[Problem], batch_size: int, rng: random.Random | None,
+                    steps: Sequence[int] | None = None) -> Iterator[list[Problem]]:
     """Batches of similar text length (less padding); shuffled when ``rng`` is given, else in
-    length order (deterministic, for inference)."""
+    length order (deterministic, for inference). With ``steps`` (one a problem: the decoder's sequential steps,
+    TrainConfig.bucketing "steps") each shuffled pool is sorted by them first, then by text length."""
     order = list(range(len(problems)))
+    if steps is not None and len(steps) != len(problems):
+        raise ValueError(f"{len(steps)} decoder step counts for {len(problems)} problems")
     if rng is None:
         order.sort(key=lambda i: len(problems[i].tokens))
         chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
@@ -94,8 +98,10 @@ def length_bucketed(problems: Sequence[Problem], batch_size: int, rng: random.Ra
         rng.shuffle(order)
         pool = batch_size * 16
         chunks = []
+        key = ((lambda i: len(problems[i].tokens)) if steps is None else
+               (lambda i: (steps[i], len(problems[i].tokens))))
         for start in range(0, len(order), pool):
-            part = sorted(order[start:start + pool], key=lambda i: len(problems[i].tokens))
+            part = sorted(order[start:start + pool], key=key)
             chunks += [part[i:i + batch_size] for i in range(0, len(part), batch_size)]
         rng.shuffle(chunks)
     for chunk in chunks:
@@ -233,15 +239,16 @@ def shape_fixed_loss(model, config: TrainConfig, device: torch.device,
 
 def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig, optimizer, scaler,
                  rng: random.Random, device: torch.device, amp_dtype: torch.dtype | None, bar,
-                 loss_of: Callable[[Batch], torch.Tensor] | None = None) -> float:
-    """One pass over ``train`` in shuffled length buckets; the mean batch loss.
+                 loss_of: Callable[[Batch], torch.Tensor] | None = None,
+                 steps: Sequence[int] | None = None) -> float:
+    """One pass over ``train`` in shuffled length buckets (``steps``: :func:`bucketing_steps`); the mean batch loss.
 
     The losses are summed on the device (in float64, as a Python float sum of them would be) and read back
     at the epoch's end, and for the progress bar at most every ``LOSS_SHOWN_EVERY`` seconds: a read after
     every step would make the host wait for the GPU, so it could not build the next batch meanwhile."""
     model.train()
     total_loss, n_batches, shown = None, 0, time.monotonic()
-    for chunk in length_bucketed(train, config.batch_size, rng):
+    for chunk in length_bucketed(train, config.batch_size, rng, steps):
         batch = encoding.batch(chunk)
         loss = train_step(model, batch if loss_of else batch.to(device), config, optimizer, scaler, device,
                           amp_dtype, loss_of)
@@ -255,6 +262,18 @@ def _train_epoch(model, encoding: Encoding, train: Sequence[Problem], config: Tr
     mean = 0.0 if total_loss is None else total_loss.item() / n_batches
     bar.set_postfix(loss=f"{mean:.3f}", refresh=False)
     return mean
+
+
+def bucketing_steps(model, encoding: Encoding, train: Sequence[Problem], config: TrainConfig) -> list[int] | None:
+    """What :func:`length_bucketed` sorts a pool by before text length under ``config.bucketing``: None for
+    "length"; for "steps" the model's ``decoder_steps(encoding, problems)``, one count a problem (a ValueError
+    when the model has none)."""
+    if config.bucketing == "length":
+        return None
+    if not hasattr(model, "decoder_steps"):
+        raise ValueError(f"bucketing {config.bucketing!r}: {type(model).__name__} does not say its decoder's steps "
+                         "a problem (GTS does; use bucketing 'length')")
+    return list(model.decoder_steps(encoding, train))
 
 
 def _captured(loss_of) -> tuple[int, float] | None:
@@ -291,6 +310,7 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     # float16 gradients underflow without loss scaling; bfloat16 has float32's range and needs none
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
     loss_of = shape_fixed_loss(model, config, device, amp_dtype)
+    steps = bucketing_steps(model, encoding, train, config)
     rng = random.Random(config.seed)
     # the validation problems a loss is read on (an expression the vocabularies cannot express has none)
     loss_valid = [p for p in valid if expressible(encoding, p)] if config.tie_break == "valid-loss" else []
@@ -330,7 +350,7 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
             bar.set_description(f"epoch {epoch}/{config.epochs}", refresh=False)
             captured_before = _captured(loss_of)
             train_loss = _train_epoch(model, encoding, train, config, optimizer, scaler, rng, device, amp_dtype, bar,
-                                      loss_of)
+                                      loss_of, steps)
             scheduler.step()
             train_seconds = time.perf_counter() - t0
             captured = _captured(loss_of)

@@ -27,6 +27,7 @@ LOOP_CASES = {
     "train-graph-rounding-fine": {"train": {"step": "graphed", "precision": "fp32", "graph_rounding": "fine"}},
     "train-graph-fusion-inductor": {"train": {"step": "graphed-whole", "precision": "fp32",
                                               "graph_fusion": "inductor"}},
+    "train-bucketing-steps": {"train": {"bucketing": "steps"}},
 }
 
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from solvers.gts import GTSConfig, GTSModel
-from solvers.gts_teacher import teacher_forced_log_probs
-from solvers.gts_waves import wave_log_probs, wave_plan
+from solvers.gts_teacher import repeated_value_leaves, teacher_forced_log_probs
+from solvers.gts_waves import tree_wave_counts, wave_log_probs, wave_plan
 from solvers.vocab import build_encoding
 from test_gts_teacher import hand_problems
 
@@ -157,3 +157,33 @@ def test_problems_without_a_target_token_are_left_out_of_every_wave():
 def test_a_target_that_is_not_a_whole_tree_is_refused_by_its_place_in_the_batch():
     with pytest.raises(ValueError, match=r"target 1 of the batch .*operator at position 2 lacks a child"):
         wave_plan([[PLUS, 3, 4], [PLUS, 3, TIMES, 4]], 3, 4, n_numbers=3)
+
+
+def test_each_rows_wave_count_is_the_waves_its_pass_alone_takes():
+    # TrainConfig.bucketing "steps" sorts by these: each row's count is the length of its own plan, with the
+    # repeated-value rule's waiting leaves (which delay their right-hand relatives) and without
+    model, batch, _ = model_and_batch(True, seed=7)
+    dec = model.decoder
+    target, mask, qty_class = random_targets(random.Random(3), dec, batch, 7)
+    n_numbers = dec.n_constants + qty_class.shape[1]
+    lengths = mask.sum(1).tolist()
+    rows = [ids[:n] for ids, n in zip(target.tolist(), lengths)]
+    waits = repeated_value_leaves(dec, target, mask, qty_class)[0].tolist()
+    free, ruled = tree_wave_counts(dec, target, mask), tree_wave_counts(dec, target, mask, qty_class)
+    for b, ids in enumerate(rows):
+        assert free[b] == len(wave_plan([ids], dec.n_ops, target.shape[1], n_numbers).waves)
+        assert ruled[b] == len(wave_plan([ids], dec.n_ops, target.shape[1], n_numbers, [waits[b]]).waves)
+    assert all(r >= f for r, f in zip(ruled, free)) and ruled != free  # the rule delays some rows here
+    assert max(ruled) == len(wave_plan(rows, dec.n_ops, target.shape[1], n_numbers, waits).waves)
+
+
+def test_a_model_says_its_decoder_steps_a_problem_by_its_teacher_pass():
+    model, batch, problems = model_and_batch(True)
+    enc = build_encoding(problems)
+    qty_class = batch.qty_class if batch.has_repeated_values else None
+    assert model.decoder_steps(enc, problems) == tree_wave_counts(model.decoder, batch.target, batch.target_mask,
+                                                                  qty_class)
+    assert model.decoder_steps(enc, problems[:2]) + model.decoder_steps(enc, problems[2:]) == \
+        model.decoder_steps(enc, problems)  # a problem's count does not depend on its batch
+    model.decoder.teacher_pass = "positions"  # a step a prefix position: the expression's length
+    assert model.decoder_steps(enc, problems) == batch.target_mask.sum(1).tolist()

@@ -11,7 +11,7 @@ from solvers.checkpoint import CheckpointError, data_hash, load_checkpoint, read
 from solvers.evaluate import evaluate_predictions
 from solvers.gts import GTSConfig, GTSSolver
 from solvers.registry import MODULES, build_solver, solver_class
-from solvers.trainer import float32_products, length_bucketed
+from solvers.trainer import bucketing_steps, float32_products, length_bucketed
 from solvers.vocab import EncodingError, build_encoding
 from toy_problems import toy_problems
 
@@ -85,6 +85,60 @@ def test_length_bucketed_covers_every_problem_once():
     assert sorted(len(b) for b in batches) == [2, 3, 3]
     ordered = [p for b in length_bucketed(problems, 3, None) for p in b]
     assert [len(p.tokens) for p in ordered] == sorted(len(p.tokens) for p in problems)
+
+
+def test_steps_bucketing_sorts_each_pool_by_the_decoders_steps_then_by_length():
+    problems = toy_problems()
+    steps = [(7 * i) % 5 for i in range(len(problems))]  # unrelated to the texts' lengths
+    key = {p.id: (n, len(p.tokens)) for p, n in zip(problems, steps)}
+    batches = list(length_bucketed(problems, 3, random.Random(0), steps))
+    assert sorted(p.id for b in batches for p in b) == sorted(p.id for p in problems)
+    ordered = sorted(key.values())  # one pool (16 batches) holds them all: each batch a run of that order
+    runs = sorted(sorted(key[p.id] for p in b) for b in batches)
+    assert sum(runs, []) == ordered
+    by_length = list(length_bucketed(problems, 3, random.Random(0)))
+    assert sum(max(key[p.id][0] for p in b) for b in batches) < sum(max(key[p.id][0] for p in b) for b in by_length)
+    with pytest.raises(ValueError, match="3 decoder step counts for 8 problems"):
+        list(length_bucketed(problems, 3, random.Random(0), steps[:3]))
+
+
+def test_steps_bucketing_needs_a_model_that_counts_its_decoder_steps():
+    problems = toy_problems()
+    enc = build_encoding(problems)
+    config = TrainConfig(bucketing="steps", progress=False)
+    assert bucketing_steps(torch.nn.Linear(2, 2), enc, problems, TrainConfig(progress=False)) is None  # "length"
+    with pytest.raises(ValueError, match="bucketing 'steps': Linear does not say its decoder's steps"):
+        bucketing_steps(torch.nn.Linear(2, 2), enc, problems, config)
+    with pytest.raises(ValueError, match="bucketing must be one of length, steps"):
+        TrainConfig(bucketing="depth")
+
+
+def _depth_against_length():
+    """Deep trees in short texts, shallow ones in long texts, lengths interleaved: by length the batches of two
+    pair a deep tree with a shallow one, by the decoder's steps the two deep ones share a batch."""
+    rows = [("d1", "Add 2 to 3 , times 4 , minus 1 .", "x=(2+3)*4-1", 19),
+            ("s1", "Tom has 3 apples and buys 5 more apples at the shop today .", "x=3+5", 8),
+            ("d2", "Take 6 and 2 , add them , multiply by 3 , then take away 4 and add 7 to it .", "x=(6+2)*3-4+7", 27),
+            ("s2", "Sara had 10 pencils in her bag and gave 4 of them to her friend Mia after the long day at "
+                   "school .", "x=10-4", 6)]
+    return [build_problem(pid, text, eq, ans, source="toy", language="en") for pid, text, eq, ans in rows]
+
+
+def test_a_gts_training_bucketed_by_steps_batches_deep_trees_together_and_learns():
+    problems = _depth_against_length()
+    assert [len(p.tokens) for p in problems] == sorted(len(p.tokens) for p in problems)
+    losses = {}
+    for bucketing in ("length", "steps"):
+        solver = GTSSolver(GTSConfig(embedding_size=16, hidden_size=16, dropout=0.0, min_count=1))
+        result = solver.fit(problems, [], TrainConfig(epochs=10, batch_size=2, lr=0.02, progress=False, seed=0,
+                                                      bucketing=bucketing))
+        losses[bucketing] = [e.train_loss for e in result.epochs]
+    steps = solver.model.decoder_steps(solver.encoding, problems)
+    assert steps[0] > steps[1] and steps[2] > steps[3]  # deep, shallow, deep, shallow
+    batches = [{p.id for p in b} for b in length_bucketed(problems, 2, random.Random(0), steps)]
+    assert sorted(map(sorted, batches)) == [["d1", "d2"], ["s1", "s2"]]
+    assert losses["steps"][-1] < losses["steps"][0] / 3
+    assert losses["steps"][0] != losses["length"][0]  # other batches from the first epoch on
 
 
 def test_checkpoint_round_trip_and_errors(tmp_path):

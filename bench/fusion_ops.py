@@ -37,7 +37,7 @@ apply_defaults()
 import torch  # noqa: E402
 
 from bench.gpu_speed import trained_side  # noqa: E402
-from solvers.base import GRAPH_FUSIONS, GRAPHED_STEPS  # noqa: E402
+from solvers.base import BUCKETINGS, GRAPH_FUSIONS, GRAPHED_STEPS  # noqa: E402
 from solvers.fusion import dispatches, fusion  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_graphs import ShapeFixedLoss  # noqa: E402
@@ -78,6 +78,8 @@ def main(argv=None) -> int:
     ap.add_argument("--hidden", type=int, default=512)
     ap.add_argument("--embedding", type=int, default=128)
     ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--bucketing", default="length", choices=BUCKETINGS,
+                    help="how the trainer's batches are made (TrainConfig.bucketing)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args(argv)
@@ -101,9 +103,10 @@ def main(argv=None) -> int:
             print(f"  gpu_speed's steady-step batch, {step} shape {row['none']['shape']}: "
                   f"{row['none']['dispatches']} dispatches unfused, {row['inductor']['dispatches']} fused "
                   f"({row['inductor']['dispatches'] / row['none']['dispatches']:.2f}x)", flush=True)
-        chunks = list(length_bucketed(kept, args.batch_size, random.Random(0)))[:args.batches]
+        steps = model.decoder_steps(encoding, kept) if args.bucketing == "steps" else None
+        chunks = list(length_bucketed(kept, args.batch_size, random.Random(0), steps))[:args.batches]
         rows = report["datasets"][dataset]["trainer_batches"] = {step: [] for step in GRAPHED_STEPS}
-        print(f"  the trainer's first {len(chunks)} batches", flush=True)
+        print(f"  the trainer's first {len(chunks)} batches (bucketing {args.bucketing})", flush=True)
         for i, chunk in enumerate(chunks):
             batch = encoding.batch(chunk)
             for step in GRAPHED_STEPS:
@@ -119,7 +122,8 @@ def main(argv=None) -> int:
             fused = [r["inductor"]["dispatches"] for r in rows[step]]
             print(f"  {dataset} {step}: median {statistics.median(plain):.0f} dispatches a batch unfused, "
                   f"{statistics.median(fused):.0f} fused (range {min(fused)}-{max(fused)} against "
-                  f"{min(plain)}-{max(plain)})", flush=True)
+                  f"{min(plain)}-{max(plain)}; mean {statistics.mean(plain):.0f} and {statistics.mean(fused):.0f})",
+                  flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2))
     return 0

@@ -35,6 +35,9 @@
 # (TrainConfig.graph_fusion "inductor", solvers/fusion.py; Triton kernels, compiled in the first capture's warm-up
 # runs) when the image has Triton: MAWPS then runs row-wise, graphed-whole, graphed-whole fused, graphed fused,
 # graphed-whole fine, graphed (step 1 may take 340 s), Math23K graphed-whole, graphed-whole fused, then fine.
+# BUCKETED=1 adds to step 1, beside each of its row-wise, graphed-whole and dense arms, the same step with the batches
+# sorted by the decoder's steps (TrainConfig.bucketing "steps": about 40% fewer decoder steps an epoch; step 1 gets
+# 70 s more).
 # STEP=graphed or STEP=graphed-whole (with ACCURACY=1) trains three fp32 runs with that step and three with the
 # row-wise step side by side on the one GPU, and pairs them seed by seed: issue #32's "the new step against the old"
 # for this step.
@@ -89,10 +92,20 @@ else
   WHOLE_RUN=(--device cuda --datasets mawps --precisions fp32 --epochs 80 --steps graphed-whole --reference-epochs 2)
   ACC=(--seeds 0,1,2 --epochs 80 --threads 2 --no-resume --bs1-problems 1)
 fi
+if [ "${BUCKETED:-0}" = 1 ]; then  # each of step 1's rowwise, graphed-whole and dense arms also by the decoder's steps
+  STEPS_AT=-1
+  for i in "${!SPEED[@]}"; do [ "${SPEED[$i]}" = --steps ] && STEPS_AT=$((i + 1)); done
+  if [ $STEPS_AT -lt 0 ]; then SPEED+=(--steps rowwise); STEPS_AT=$((${#SPEED[@]} - 1)); fi
+  SPEED[$STEPS_AT]=$(echo ",${SPEED[$STEPS_AT]}," | sed -e 's/,rowwise,/,rowwise,rowwise:waves:coarse:none:steps,/' \
+    -e 's/,graphed-whole,/,graphed-whole,graphed-whole:waves:coarse:none:steps,/' \
+    -e 's/,dense,/,dense,dense:waves:coarse:none:steps,/' -e 's/^,//' -e 's/,$//')
+fi
 
 if [ "${MAWPS_SPEED:-1}" = 1 ]; then
   say "1. gpu_speed ${SPEED[*]}"
-  timeout $([ $FUSE_ARMS = 1 ] && echo 340 || ([ "${GRAPHED:-0}" = 1 ] && echo 280 || echo 130)) python bench/gpu_speed.py "${SPEED[@]}" \
+  STEP1_S=$([ $FUSE_ARMS = 1 ] && echo 340 || ([ "${GRAPHED:-0}" = 1 ] && echo 280 || echo 130))
+  [ "${BUCKETED:-0}" = 1 ] && STEP1_S=$((STEP1_S + 70))
+  timeout $STEP1_S python bench/gpu_speed.py "${SPEED[@]}" \
     --out "$OUT/gpu_speed.json" > "$OUT/gpu_speed.txt" 2>&1
   say "   gpu_speed exit $?"
 else

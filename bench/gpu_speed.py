@@ -53,7 +53,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
 from typing import NamedTuple  # noqa: E402
 
-from solvers.base import GRAPH_FUSIONS, GRAPH_ROUNDINGS, GRAPHED_STEPS, TrainConfig  # noqa: E402
+from solvers.base import BUCKETINGS, GRAPH_FUSIONS, GRAPH_ROUNDINGS, GRAPHED_STEPS, TrainConfig  # noqa: E402
 from solvers.gts_decoder import check_teacher_pass  # noqa: E402
 from solvers.device_copy import host_waits  # noqa: E402
 from solvers.registry import build_solver  # noqa: E402
@@ -67,29 +67,33 @@ ON_CUDA = ("import runpy, sys, torch; torch.set_default_device('cuda'); sys.argv
 
 
 class Run(NamedTuple):
-    """One training setting the bench measures: a precision, a step (TrainConfig.step), the teacher pass, and a
-    shape-fixed step's rounding and fusion (TrainConfig.graph_rounding, graph_fusion)."""
+    """One training setting the bench measures: a precision, a step (TrainConfig.step), the teacher pass, a
+    shape-fixed step's rounding and fusion (TrainConfig.graph_rounding, graph_fusion), and the batches' bucketing
+    (TrainConfig.bucketing)."""
 
     precision: str
     step: str = "rowwise"
     teacher_pass: str = "waves"
     rounding: str = "coarse"
     fusion: str = "none"
+    bucketing: str = "length"
 
     @property
     def label(self) -> str:
         """The run's key in the report: the precision for the row-wise step (the keys of reports before --steps),
         with ``-positions`` for its teacher forcing by prefix positions (before 2026-11-27), ``-fine`` for a
         shape-fixed step's fine rounding (the graphed runs of reports made before that setting, the
-        *_2026-11-27e records and earlier, rounded so, unlabelled) and ``-inductor`` for its fusion."""
+        *_2026-11-27e records and earlier, rounded so, unlabelled), ``-inductor`` for its fusion and ``-steps`` for
+        batches by the decoder's steps."""
         return ((self.precision if self.step == "rowwise" else f"{self.precision}-{self.step}")
                 + ("" if self.teacher_pass == "waves" else f"-{self.teacher_pass}")
                 + ("" if self.rounding == "coarse" else f"-{self.rounding}")
-                + ("" if self.fusion == "none" else f"-{self.fusion}"))
+                + ("" if self.fusion == "none" else f"-{self.fusion}")
+                + ("" if self.bucketing == "length" else f"-{self.bucketing}"))
 
     def config(self, **settings) -> TrainConfig:
         return TrainConfig(precision=self.precision, step=self.step, graph_rounding=self.rounding,
-                           graph_fusion=self.fusion, **settings)
+                           graph_fusion=self.fusion, bucketing=self.bucketing, **settings)
 
 
 FP32 = Run("fp32")
@@ -320,21 +324,25 @@ def whole_training_line(name: str, label: str, row: dict, ref: dict) -> str:
 def step_runs(steps: str, precisions: str, teacher_passes: str) -> list[Run]:
     """The :class:`Run` of each step and precision: a step given as ``step:pass`` takes that teacher pass,
     ``step:pass:rounding`` that rounding of a shape-fixed step's shapes too (default coarse), and
-    ``step:pass:rounding:fusion`` that fusion (default none); a bare ``rowwise`` each of ``teacher_passes``, any
-    other bare step the default (waves); graphed steps fp32 only."""
+    ``step:pass:rounding:fusion`` that fusion (default none), ``step:pass:rounding:fusion:bucketing`` that
+    bucketing of the batches (default length); a bare ``rowwise`` each of ``teacher_passes``, any other bare step
+    the default (waves); graphed steps fp32 only."""
     runs = []
     for spec in steps.split(","):
         step, _, rest = spec.partition(":")
         named, _, rest = rest.partition(":")
-        rounding, _, fusion = rest.partition(":")
-        rounding, fusion = rounding or "coarse", fusion or "none"
+        rounding, _, rest = rest.partition(":")
+        fusion, _, bucketing = rest.partition(":")
+        rounding, fusion, bucketing = rounding or "coarse", fusion or "none", bucketing or "length"
         if rounding not in GRAPH_ROUNDINGS:
             raise ValueError(f"{spec}: rounding must be one of {', '.join(GRAPH_ROUNDINGS)}")
         if fusion not in GRAPH_FUSIONS:
             raise ValueError(f"{spec}: fusion must be one of {', '.join(GRAPH_FUSIONS)}")
+        if bucketing not in BUCKETINGS:
+            raise ValueError(f"{spec}: bucketing must be one of {', '.join(BUCKETINGS)}")
         for teacher_pass in [named] if named else teacher_passes.split(",") if step == "rowwise" else ["waves"]:
             check_teacher_pass(teacher_pass)
-            runs += [Run(p, step, teacher_pass, rounding, fusion) for p in precisions.split(",")
+            runs += [Run(p, step, teacher_pass, rounding, fusion, bucketing) for p in precisions.split(",")
                      if not (step in GRAPHED_STEPS and p != "fp32")]
     return runs
 
@@ -348,7 +356,9 @@ def main(argv=None) -> int:
                     "graphed and graphed-whole (CUDA, fp32 only: run for fp32 alone), dense (the graphed step's "
                     "pass eager); step:pass for a teacher pass other than waves (graphed:positions, the dense pass), "
                     "step:pass:rounding for the fine rounding of shapes (graphed-whole:waves:fine), "
-                    "step:pass:rounding:fusion for fused elementwise chains (graphed-whole:waves:coarse:inductor)")
+                    "step:pass:rounding:fusion for fused elementwise chains (graphed-whole:waves:coarse:inductor), "
+                    "step:pass:rounding:fusion:bucketing for batches by the decoder's steps "
+                    "(rowwise:waves:coarse:none:steps)")
     ap.add_argument("--teacher-passes", default="waves", help="the row-wise step's teacher forcing "
                     "(GTSConfig.teacher_pass), comma-separated: waves, positions (the pass before 2026-11-27)")
     ap.add_argument("--epochs", type=int, default=3, help="timed epochs (the first is reported apart)")

@@ -59,6 +59,11 @@ def test_runs_take_their_teacher_pass_rounding_and_fusion_from_the_step_or_the_r
         gpu_speed.step_runs("graphed:waves:exact", "fp32", "waves")
     with pytest.raises(ValueError, match="graphed:waves:coarse:jit: fusion must be one of none, inductor"):
         gpu_speed.step_runs("graphed:waves:coarse:jit", "fp32", "waves")
+    bucketed = gpu_speed.step_runs("rowwise:waves:coarse:none:steps", "fp32", "waves")
+    assert bucketed == [Run("fp32", "rowwise", "waves", c, "none", "steps")]
+    assert bucketed[0].label == "fp32-steps" and bucketed[0].config(device="auto").bucketing == "steps"
+    with pytest.raises(ValueError, match="bucketing must be one of length, steps"):
+        gpu_speed.step_runs("rowwise:waves:coarse:none:depth", "fp32", "waves")
 
 
 def test_a_fused_steps_generated_kernels_are_counted_on_the_cpu():

@@ -272,7 +272,7 @@ def bucketing_steps(model, encoding: Encoding, train: Sequence[Problem], config:
         return None
     if not hasattr(model, "decoder_steps"):
         raise ValueError(f"bucketing {config.bucketing!r}: {type(model).__name__} does not say its decoder's steps "
-                         "a problem (GTS does; use bucketing 'length')")
+                         "a problem (GTS and bert-gts do; use bucketing 'length')")
     return list(model.decoder_steps(encoding, train))
 
 

@@ -68,3 +68,19 @@ def test_trains_under_autocast_as_on_cuda(precision):
     losses = [e.train_loss for e in result.epochs]
     assert all(math.isfinite(x) for x in losses) and losses[-1] < 0.7 * losses[0], losses
     assert_valid_predictions(problems + unseen_problems(), solver.predict(problems + unseen_problems(), beam_size=2))
+
+
+def test_trains_with_batches_by_its_decoders_steps():
+    """bucketing "steps": bert-gts counts its GTS decoder's steps a problem as GTS does (tree waves)."""
+    from solvers.gts_waves import tree_wave_counts
+
+    problems = toy_problems()
+    solver = build_solver("bert-gts", **TINY)
+    result = solver.fit(problems, [], TrainConfig(epochs=4, batch_size=4, lr=5e-3, device="cpu", progress=False,
+                                                  bucketing="steps"))
+    assert all(math.isfinite(e.train_loss) for e in result.epochs)
+    batch = solver.encoding.batch(problems)
+    steps = solver.model.decoder_steps(solver.encoding, problems)
+    qty_class = batch.qty_class if batch.has_repeated_values else None
+    assert steps == tree_wave_counts(solver.model.decoder, batch.target, batch.target_mask, qty_class)
+    assert min(steps) >= 1 and len(set(steps)) > 1

@@ -35,9 +35,8 @@ import torch
 from solvers.device_copy import to_device
 from solvers.fusion import fusing, pointwise
 from solvers.gts_decoder import DecoderContext, GTSDecoder, _float32, state_dtype
-from solvers.gts_plan import _plan_lists
 from solvers.gts_teacher import PassDropout, repeated_value_leaves
-from solvers.gts_waves import _tree_waves
+from solvers.gts_waves import _trees_waves
 from solvers.step_autograd import StepStore
 
 PRE = -1  # a subtree known before the waves (no leaf of it waits for its goal)
@@ -105,14 +104,7 @@ def padded_wave_plan(targets: list[list[int]], n_ops: int, length: int, n_number
     row_multiple = row_multiple or B
     rows_up = round_up_geometric if geometric_rows else round_up
     rule = bool(waits) and any(any(w[:len(ids)]) for w, ids in zip(waits, targets))
-    parent, is_right, _, _ = _plan_lists(targets, n_ops, length)
-    per_tree = []
-    for b, ids in enumerate(targets):
-        try:
-            per_tree.append(_tree_waves(ids, n_ops, parent[b], is_right[b], waits[b] if rule else [False] * len(ids),
-                                        one_level_a_wave=True))
-        except ValueError as err:
-            raise ValueError(f"target {b} of the batch ({ids}): {err}") from None
+    parent, is_right, per_tree = _trees_waves(targets, n_ops, length, waits if rule else None, one_level_a_wave=True)
     W = round_up(1 + max((max(s[0], default=0) for s in per_tree), default=0), wave_multiple)
     by_wave: list[list[tuple[int, int]]] = [[] for _ in range(W)]
     for b, ids in enumerate(targets):

@@ -129,18 +129,28 @@ def _tree_waves(ids: list[int], n_ops: int, parent: list[int], is_right: list[bo
     return wave, ready, level, right_child, read
 
 
+def _trees_waves(targets: list[list[int]], n_ops: int, length: int, waits: list[list[bool]] | None,
+                 one_level_a_wave: bool = False):
+    """The parents and right-child flags of B prefix sequences padded to ``length`` (:func:`_plan_lists`) and
+    :func:`_tree_waves` of each tree (``waits``: its waiting leaves, None for none); a ValueError naming the
+    batch's row whose target is not a whole tree."""
+    parent, is_right, _, _ = _plan_lists(targets, n_ops, length)
+    per_tree = []
+    for b, ids in enumerate(targets):
+        try:
+            per_tree.append(_tree_waves(ids, n_ops, parent[b], is_right[b], waits[b] if waits else [False] * len(ids),
+                                        one_level_a_wave))
+        except ValueError as err:
+            raise ValueError(f"target {b} of the batch ({ids}): {err}") from None
+    return parent, is_right, per_tree
+
+
 def wave_plan(targets: list[list[int]], n_ops: int, length: int, n_numbers: int,
               waits: list[list[bool]] | None = None, device: torch.device | str = "cpu") -> WavePlan:
     """The :class:`WavePlan` of B prefix sequences (ids < n_ops are operators; leaves' ids - n_ops index the
     (C+Q) numbers), padded to ``length``; ``waits[b][t]``: the leaf's embedding waits for its goal (the
     repeated-value rule)."""
-    parent, is_right, _, _ = _plan_lists(targets, n_ops, length)
-    per_tree = []
-    for b, ids in enumerate(targets):
-        try:
-            per_tree.append(_tree_waves(ids, n_ops, parent[b], is_right[b], waits[b] if waits else [False] * len(ids)))
-        except ValueError as err:
-            raise ValueError(f"target {b} of the batch ({ids}): {err}") from None
+    parent, is_right, per_tree = _trees_waves(targets, n_ops, length, waits)
     n_waves = 1 + max((max(w[0], default=-1) for w in per_tree), default=-1)
     # nodes by wave, left children and roots first, then right children (each by problem, then position)
     by_wave: list[list[tuple[int, int]]] = [[] for _ in range(n_waves)]
@@ -226,12 +236,7 @@ def tree_wave_counts(dec: GTSDecoder, target: torch.Tensor, target_mask: torch.T
     lengths = target_mask.sum(1).tolist()
     targets = [ids[:n] for ids, n in zip(target.tolist(), lengths)]
     waits = None if qty_class is None else repeated_value_leaves(dec, target, target_mask, qty_class)[0].tolist()
-    parent, is_right, _, _ = _plan_lists(targets, dec.n_ops, target.shape[1])
-    counts = []
-    for b, ids in enumerate(targets):
-        wave = _tree_waves(ids, dec.n_ops, parent[b], is_right[b], waits[b] if waits else [False] * len(ids))[0]
-        counts.append(1 + max(wave, default=-1))
-    return counts
+    return [1 + max(tree[0], default=-1) for tree in _trees_waves(targets, dec.n_ops, target.shape[1], waits)[2]]
 
 
 def decoder_steps(dec: GTSDecoder, any_equal_slot: bool, encoding, problems, chunk: int = 512) -> list[int]:

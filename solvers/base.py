@@ -110,8 +110,8 @@ class TrainConfig:
     # problems of deep trees share batches instead of making one batch each as long as themselves (a batch's
     # decoder steps are its deepest problem's: GTS's tree waves, each some 60 to 150 kernels on a GPU by the CPU's
     # counts; an epoch's fall by about 40% on MAWPS and Math23K, its tokens rise by 15-26%, and on the CPU at
-    # hidden 128 two seeds lost 1.2 points [-3.0, +0.2]: docs/solvers.md). A model says its steps by a
-    # ``decoder_steps(encoding, problems)`` method (GTS and bert-gts have one; the others refuse "steps").
+    # hidden 128 three seeds lost 1.2 points [-2.7, +0.1], each seed lower: docs/solvers.md). A model says its
+    # steps by a ``decoder_steps(encoding, problems)`` method (GTS and bert-gts have one; the others refuse "steps").
     bucketing: str = "length"
 
     def __post_init__(self) -> None:

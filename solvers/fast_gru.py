@@ -72,12 +72,12 @@ class _BiRecurrence(torch.autograd.Function):
                 else:  # the product in low precision, the state and the gates in float32
                     torch.bmm(h_low.copy_(h), w_low, out=gh_low)
                     g = torch.add(pre_t[t], gh.copy_(gh_low))  # (a mixed-dtype add would dispatch a cast)
-                h, r, z, n = _cell(g, in_n[t], h, fused=fused)
+                h, r, z, n, h_n = _cell(g, in_n[t], h, fused=fused)
                 states.append(h)
                 resets.append(r)
                 updates.append(z)
                 cands.append(n)
-                recs.append(g[..., 2 * H:])
+                recs.append(h_n)
         outs = torch.stack(states, 1)  # (2, T, B, H)
         ctx.lowp, ctx.fused = lowp, fused
         ctx.save_for_backward(w_hh, outs, *(torch.stack(x, 1) for x in (resets, updates, cands, recs)))
@@ -136,11 +136,14 @@ class _BiRecurrence(torch.autograd.Function):
 @pointwise
 def _cell(g: torch.Tensor, in_n: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """One step's gates from its pre-activations g (2, B, 3H) (the recurrent product added), n's input side
-    (2, B, H) and the state h (2, B, H): the new state, r, z and n."""
+    (2, B, H) and the state h (2, B, H): the new state, r, z, n and n's recurrent side h_n (g's last H columns,
+    which the backward reads: returned, not sliced again by the caller, one view a step fewer; passed in as a
+    view of g instead, TorchInductor's second, symbolic-shape compile failed for some hash seeds, "sources must
+    not be empty for symbol", torch 2.13 on the CPU)."""
     H = h.shape[-1]
     r, z, h_n = g[..., :H].sigmoid(), g[..., H: 2 * H].sigmoid(), g[..., 2 * H:]
     n = torch.addcmul(in_n, r, h_n).tanh_()
-    return torch.lerp(n, h, z), r, z, n  # h' = (1 - z) * n + z * h
+    return torch.lerp(n, h, z), r, z, n, h_n  # h' = (1 - z) * n + z * h
 
 
 @pointwise

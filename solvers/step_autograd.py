@@ -122,7 +122,9 @@ def _gate_tail(y: torch.Tensor, bias: torch.Tensor, pieces: int) -> tuple[torch.
     """:class:`_GatedCall`'s forward after its product y (R, out): the bias added, each of the ``pieces`` [value;
     gate] halves activated (rows R * pieces, each [value; gate]), and their product."""
     half = y.shape[1] // (2 * pieces)
-    y = y.add_(bias).view(-1, 2 * half)  # (in place: y is the product's own tensor)
+    y = y.add_(bias)  # (in place: y is the product's own tensor)
+    if pieces > 1:
+        y = y.view(-1, 2 * half)  # (R * pieces, 2 * half)
     value, gate_ = y[:, :half].tanh(), y[:, half:].sigmoid()
     return value, gate_, value * gate_
 

@@ -7,8 +7,9 @@ across epochs as train_model draws it): per epoch the decoder's steps (tree wave
 counted: each batch its deepest problem's; what the row-wise pass runs one after another), the encoder's tokens
 (each batch its longest text), and the padded pass's rounded waves and tokens at step graphed-whole's coarse
 rounding (what a captured replay runs); over all epochs the distinct rounded shapes (captures) of graphed and
-graphed-whole. No model pass runs: these are plans, the same on any machine. What a step costs on a GPU is not
-here (bench/gpu_speed.py; bench/fusion_ops.py --bucketing counts a captured pass's dispatches on the CPU).
+graphed-whole, and how many of them are rare (met fewer than 2, 5, 10 times). No model pass runs: these are plans,
+the same on any machine. What a step costs on a GPU is not here (bench/gpu_speed.py; bench/fusion_ops.py
+--bucketing counts a captured pass's dispatches on the CPU).
 
     .venv/bin/python bench/bucketing.py --out docs/measurements/bucketing.json
     .venv/bin/python bench/bucketing.py --datasets mawps --epochs 3   # quick
@@ -57,14 +58,25 @@ def epochs_of(kept, encoding, model, bucketing: str, epochs: int, batch_size: in
             row["tokens"] += batch.tokens.shape[1]
             for step, loss in shape_fixed.items():
                 key = loss.key_and_plan(batch)[0]
-                shapes[step].setdefault(key, epoch)
+                shapes[step].setdefault(key, [epoch, 0])[1] += 1  # first epoch, batches of the shape
                 if step == "graphed-whole":
                     row["padded_tokens"] += key[0]
                     row["padded_waves"] += key[3]
         per_epoch.append(row)
     return {"per_epoch": per_epoch,
-            "shapes": {step: len(first) for step, first in shapes.items()},
-            "first_epoch_shapes": {step: sum(e == 1 for e in first.values()) for step, first in shapes.items()}}
+            "shapes": {step: len(seen) for step, seen in shapes.items()},
+            "first_epoch_shapes": {step: sum(e == 1 for e, _ in seen.values()) for step, seen in shapes.items()},
+            "rare_shapes": {step: rare_shapes([n for _, n in seen.values()]) for step, seen in shapes.items()}}
+
+
+def rare_shapes(batches: list[int]) -> dict[str, list[int]]:
+    """For a training's shapes (``batches``: how many batches each holds): per k, the shapes met fewer than k times
+    and their batches, what a step that captured a shape only at its k-th batch would run eagerly instead of
+    capturing (besides each other shape's first k - 1 batches)."""
+    return {str(k): [sum(n < k for n in batches), sum(n for n in batches if n < k)] for k in RARE}
+
+
+RARE = (2, 5, 10)  # the rare_shapes thresholds
 
 
 def main(argv=None) -> int:
@@ -90,6 +102,9 @@ def main(argv=None) -> int:
                   f"tokens; shapes over {len(epochs)} epochs: "
                   + ", ".join(f"{step} {n} ({row['first_epoch_shapes'][step]} in the first)"
                               for step, n in row["shapes"].items()), flush=True)
+            rare = row["rare_shapes"]["graphed-whole"]
+            print(f"  graphed-whole's shapes met fewer than k times over {len(epochs)} epochs (shapes, their batches): "
+                  + ", ".join(f"k {k}: {rare[str(k)][0]} ({rare[str(k)][1]})" for k in RARE), flush=True)
         base, steps = (figures[b]["mean_epoch"] for b in BUCKETINGS)
         print(f"{dataset}: steps against length: decoder steps {steps['decoder_steps'] / base['decoder_steps']:.2f}x, "
               f"tokens {steps['tokens'] / base['tokens']:.2f}x, padded waves "

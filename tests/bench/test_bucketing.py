@@ -21,6 +21,14 @@ def test_an_epoch_by_steps_runs_no_more_decoder_steps_than_by_length_over_the_sa
         assert [e["batches"] for e in row["per_epoch"]] == [math.ceil(len(kept) / 4)] * 2
         assert row["per_epoch"][0]["decoder_steps"] >= math.ceil(len(kept) / 4) * min(steps)
         assert 0 < row["first_epoch_shapes"]["graphed"] <= row["shapes"]["graphed"]
+        # the shapes met once hold a batch each; the rarer thresholds hold more shapes
+        rare = row["rare_shapes"]["graphed-whole"]
+        assert rare["2"][0] == rare["2"][1] <= rare["5"][0] <= row["shapes"]["graphed-whole"]
     # sorted by steps, each pool's batches take the fewest steps a cut of that pool into batches can
     assert rows["steps"]["per_epoch"][0]["decoder_steps"] <= rows["length"]["per_epoch"][0]["decoder_steps"]
     assert all(e["padded_waves"] >= e["decoder_steps"] for row in rows.values() for e in row["per_epoch"])
+
+
+def test_rare_shapes_count_the_shapes_met_fewer_than_k_times_and_their_batches():
+    assert bucketing.rare_shapes([1, 1, 3, 7, 40]) == {"2": [2, 2], "5": [3, 5], "10": [4, 12]}
+    assert bucketing.rare_shapes([]) == {"2": [0, 0], "5": [0, 0], "10": [0, 0]}

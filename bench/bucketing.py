@@ -69,14 +69,14 @@ def epochs_of(kept, encoding, model, bucketing: str, epochs: int, batch_size: in
             "rare_shapes": {step: rare_shapes([n for _, n in seen.values()]) for step, seen in shapes.items()}}
 
 
+RARE = (2, 5, 10)  # the rare_shapes thresholds
+
+
 def rare_shapes(batches: list[int]) -> dict[str, list[int]]:
     """For a training's shapes (``batches``: how many batches each holds): per k, the shapes met fewer than k times
     and their batches, what a step that captured a shape only at its k-th batch would run eagerly instead of
     capturing (besides each other shape's first k - 1 batches)."""
     return {str(k): [sum(n < k for n in batches), sum(n for n in batches if n < k)] for k in RARE}
-
-
-RARE = (2, 5, 10)  # the rare_shapes thresholds
 
 
 def main(argv=None) -> int:

@@ -137,9 +137,9 @@ class _BiRecurrence(torch.autograd.Function):
 def _cell(g: torch.Tensor, in_n: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """One step's gates from its pre-activations g (2, B, 3H) (the recurrent product added), n's input side
     (2, B, H) and the state h (2, B, H): the new state, r, z, n and n's recurrent side h_n (g's last H columns,
-    which the backward reads: returned, not sliced again by the caller, one view a step fewer; passed in as a
-    view of g instead, TorchInductor's second, symbolic-shape compile failed for some hash seeds, "sources must
-    not be empty for symbol", torch 2.13 on the CPU)."""
+    which the backward reads). h_n is returned so that the caller need not slice g again (one view a step fewer);
+    it is not passed in as a slice of g because then TorchInductor's second compile (symbolic shapes) failed for
+    some hash seeds ("sources must not be empty for symbol", torch 2.13 on the CPU)."""
     H = h.shape[-1]
     r, z, h_n = g[..., :H].sigmoid(), g[..., H: 2 * H].sigmoid(), g[..., 2 * H:]
     n = torch.addcmul(in_n, r, h_n).tanh_()

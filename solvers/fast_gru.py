@@ -53,11 +53,15 @@ class _BiRecurrence(torch.autograd.Function):
         lowp = _low_precision(gi.device)
         fused = fusing()  # each step's gates one kernel (solvers/fusion.py), in this forward and its backward
         # the addend of each step's recurrent product: the r and z pre-activations' input side and
-        # recurrent bias, then the n part's recurrent bias (it is multiplied by r with W_hn h)
-        bias = b_hh[:, None, None, :]
-        pre = torch.cat([gi[..., : 2 * H] + bias[..., : 2 * H], bias[..., 2 * H:].expand(D, T, B, H)], -1)
-        pre[..., H: 2 * H].addcmul_(mask.neg() + 1, torch.full_like(mask, _PAD))
-        pre_t, in_n = pre.unbind(1), gi[..., 2 * H:].unbind(1)  # per step (2, B, 3H), (2, B, H)
+        # recurrent bias, then the n part's recurrent bias (it is multiplied by r with W_hn h). Time first,
+        # so that each step's (2, B, 3H) is contiguous and the product adds into it in place: an out-of-place
+        # baddbmm first copies its addend into a new tensor, on CUDA one kernel a step more
+        bias = b_hh[None, :, None, :]  # (1, 2, 1, 3H)
+        pre = gi.new_empty(T, D, B, H3)
+        torch.add(gi[..., : 2 * H].transpose(0, 1), bias[..., : 2 * H], out=pre[..., : 2 * H])
+        pre[..., 2 * H:] = bias[..., 2 * H:]
+        pre[..., H: 2 * H].addcmul_(mask.transpose(0, 1).neg() + 1, torch.full_like(mask, _PAD).transpose(0, 1))
+        pre_t, in_n = pre.unbind(0), gi[..., 2 * H:].unbind(1)  # per step (2, B, 3H), (2, B, H)
         w_t = w_hh.transpose(1, 2)  # (2, H, 3H)
         h = gi.new_zeros(D, B, H)
         states, resets, updates, cands, recs = [], [], [], [], []
@@ -68,7 +72,7 @@ class _BiRecurrence(torch.autograd.Function):
                 gh = gi.new_empty(D, B, H3)
             for t in range(T):
                 if lowp is None:
-                    g = torch.baddbmm(pre_t[t], h, w_t)  # (2, B, 3H)
+                    g = pre_t[t].baddbmm_(h, w_t)  # (2, B, 3H), in place (pre is this forward's own)
                 else:  # the product in low precision, the state and the gates in float32
                     torch.bmm(h_low.copy_(h), w_low, out=gh_low)
                     g = torch.add(pre_t[t], gh.copy_(gh_low))  # (a mixed-dtype add would dispatch a cast)
@@ -117,7 +121,7 @@ class _BiRecurrence(torch.autograd.Function):
             direct = _cell_back(g, dh, d_outs[t - 1], carry[t], fused=ctx.fused)
             g = g.view(D, B, 3 * H)
             if lowp is None:
-                dh = torch.baddbmm(direct, g, w_hh)
+                dh = direct.baddbmm_(g, w_hh)  # in place: direct is new, read by nothing else
             else:
                 torch.bmm(g_low.copy_(g), w_low, out=dh_low)
                 dh = direct.add_(dh_rec.copy_(dh_low))

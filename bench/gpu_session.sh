@@ -40,7 +40,9 @@
 # 70 s more).
 # STEP=graphed or STEP=graphed-whole (with ACCURACY=1) trains three fp32 runs with that step and three with the
 # row-wise step side by side on the one GPU, and pairs them seed by seed: issue #32's "the new step against the old"
-# for this step.
+# for this step. FUSION=inductor (with STEP) trains that step's runs with their elementwise chains fused
+# (TrainConfig.graph_fusion; the row-wise runs cannot fuse): the fused step's accuracy against the row-wise step's.
+# CUDA_TESTS=0 leaves step 2 out (a second call right after one that ran it).
 # MAWPS_SPEED=0 leaves step 1 out (a second call right after one that ran it).
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there; put the
 # virtual environment's python first on PATH).
@@ -134,6 +136,7 @@ if [ "${ACCURACY:-0}" = 1 ]; then
       --baseline-dir "$RUNS" > "$OUT/accuracy_rowwise.txt" 2>&1 &  # (a baseline dir: one precision needs one)
     BASE_PID=$!
     PRECS=(--precisions fp32 --step "$STEPX" --workers 3 --baseline-dir "$BASE")  # reported again at the end
+    [ -n "${FUSION:-}" ] && PRECS+=(--graph-fusion "$FUSION")
   elif [ -n "${BATCH:-}" ] || [ "${OLDSTEP:-0}" = 1 ]; then
     PRECS=(--precisions fp32 --batch-size "${BATCH:-64}" --lr "${LR:-1e-3}")
     [ "${OLDSTEP:-0}" = 1 ] && PRECS+=(--code gpuship/old)
@@ -154,9 +157,13 @@ if [ "${ACCURACY:-0}" = 1 ]; then
   ACC_PID=$!
 fi
 
-say "2. tests/solvers/test_cuda.py"
-timeout 150 python -m pytest -q -p no:cacheprovider tests/solvers/test_cuda.py tests/solvers/test_device_copy.py > "$OUT/cuda_tests.txt" 2>&1
-say "   test_cuda exit $? ($(tail -1 "$OUT/cuda_tests.txt"))"
+if [ "${CUDA_TESTS:-1}" = 1 ]; then
+  say "2. tests/solvers/test_cuda.py"
+  timeout 150 python -m pytest -q -p no:cacheprovider tests/solvers/test_cuda.py tests/solvers/test_device_copy.py > "$OUT/cuda_tests.txt" 2>&1
+  say "   test_cuda exit $? ($(tail -1 "$OUT/cuda_tests.txt"))"
+else
+  say "2. CUDA tests left out (CUDA_TESTS=0)"
+fi
 
 if [ "${WHOLE:-0}" = 1 ]; then
   say "2b. gpu_speed ${WHOLE_RUN[*]}: a whole training against the public GTS"

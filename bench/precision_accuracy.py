@@ -54,6 +54,7 @@ def run_one(args, precision: str, seed: int, out: Path) -> None:
            *([] if args.step == "rowwise" else ["--step", args.step]),  # likewise
            *([] if args.teacher_pass == "waves" else ["--teacher-pass", args.teacher_pass]),  # likewise
            *([] if args.bucketing == "length" else ["--bucketing", args.bucketing]),  # likewise
+           *([] if args.graph_fusion == "none" else ["--graph-fusion", args.graph_fusion]),  # likewise
            *([] if args.no_resume else ["--resume-dir", str(Path(args.state_dir) / run_name(precision, seed))]),
            "--out", str(out), *(["--data", args.data] if args.data else [])]
     print(f"== {run_name(precision, seed)}: {' '.join(cmd[1:])}", flush=True)
@@ -161,6 +162,9 @@ def main(argv=None) -> int:
                                                              "the pass before 2026-11-27)")
     ap.add_argument("--bucketing", default="length", help="TrainConfig.bucketing of the trainings (steps: by the "
                                                           "decoder's steps, against length with --baseline-dir)")
+    ap.add_argument("--graph-fusion", default="none", help="TrainConfig.graph_fusion of the trainings (inductor: "
+                                                            "a shape-fixed step's elementwise chains fused, against "
+                                                            "the same step unfused with --baseline-dir)")
     ap.add_argument("--no-resume", action="store_true", help="no training state saved after each epoch (a run "
                                                              "that finishes in one sitting, as on a GPU)")
     ap.add_argument("--tiny", action="store_true", help="a check of the machinery in seconds: 2 epochs of a GTS "

@@ -45,7 +45,7 @@ import torch  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from mwp.readers import load_dataset  # noqa: E402
-from solvers.base import BUCKETINGS, STEPS, TrainConfig  # noqa: E402
+from solvers.base import BUCKETINGS, GRAPH_FUSIONS, STEPS, TrainConfig  # noqa: E402
 from solvers.checkpoint import data_hash, save_checkpoint  # noqa: E402
 from solvers.evaluate import evaluate_predictions  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
@@ -183,6 +183,9 @@ def main(argv=None) -> int:
                     help="the measured training's step (TrainConfig.step; graphed, graphed-whole: CUDA and fp32 only)")
     ap.add_argument("--bucketing", default="length", choices=BUCKETINGS,
                     help="how the measured training batches its problems (TrainConfig.bucketing)")
+    ap.add_argument("--graph-fusion", default="none", choices=GRAPH_FUSIONS,
+                    help="the measured training's fusion of its pass's elementwise chains (TrainConfig.graph_fusion; "
+                         "inductor: with a shape-fixed step only)")
     ap.add_argument("--out", help="write the figures as JSON here")
     ap.add_argument("--save", help="save the trained model here (a checkpoint load_solver reads; bench/beam_speed.py)")
     ap.add_argument("--resume-dir", help="save the measured training's state here after every epoch and continue "
@@ -232,7 +235,7 @@ def main(argv=None) -> int:
     tcfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, beam_size=args.beam, seed=args.seed,
                        progress=False, eval_every=1 if args.epochs > 1 else 10**9, precision=precision,
                        resume_dir=args.resume_dir, step=args.step,
-                       bucketing=args.bucketing)
+                       bucketing=args.bucketing, graph_fusion=args.graph_fusion)
     result = train_model(model, encoding, train, valid if args.epochs > 1 else [], tcfg, report)
     epoch_s = statistics.median(e.seconds for e in result.epochs)
     for other, seconds in compared.items():
@@ -297,7 +300,7 @@ def main(argv=None) -> int:
             "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,
             "bf16_matmul_gflop_s": bf16_matmul / 1e9, "precision": precision, "precision_ran": result.precision,
             "step": args.step,
-            "bucketing": args.bucketing,
+            "bucketing": args.bucketing, "graph_fusion": args.graph_fusion,
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "gomp_spincount": os.environ.get("GOMP_SPINCOUNT"),
             "reference_omp_wait": args.reference_omp_wait,
             "compared_epoch_seconds": compared,

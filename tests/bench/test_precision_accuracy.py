@@ -74,3 +74,20 @@ def test_other_code_trains_the_runs_with_code_on_its_own_path(tmp_path, capsys, 
     assert marker.exists()
     run = json.loads((out / "fp32_seed0.json").read_text())
     assert len(run["test_correct"]) == run["test"] > 0 and run["lr"] == 1e-3
+
+
+def test_the_runs_train_with_the_fusion_asked_for(tmp_path, capsys):
+    """--graph-fusion inductor reaches each run's training (TrainConfig.graph_fusion), with a shape-fixed step: the
+    GPU session's fused-accuracy check (FUSION=inductor in bench/gpu_session.sh), here with the dense step on the
+    CPU; each run's JSON says what it trained with."""
+    if not MAWPS.exists():
+        pytest.skip(f"no MAWPS data at {MAWPS}")
+    small = tmp_path / "mawps60.json"
+    small.write_text(json.dumps(json.loads(MAWPS.read_text())[:60]))
+    out = tmp_path / "runs"
+    assert precision_accuracy.main(["--tiny", "--seeds", "0", "--precisions", "fp32", "--step", "dense",
+                                    "--graph-fusion", "inductor", "--data", str(small), "--out-dir", str(out),
+                                    "--baseline-dir", str(out)]) == 0
+    assert "--step dense --graph-fusion inductor" in capsys.readouterr().out
+    run = json.loads((out / "fp32_seed0.json").read_text())
+    assert run["step"] == "dense" and run["graph_fusion"] == "inductor" and len(run["test_correct"]) == run["test"] > 0

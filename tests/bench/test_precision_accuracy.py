@@ -11,11 +11,17 @@ from bench import precision_accuracy
 MAWPS = Path(__file__).resolve().parents[2].parent / "shared/data/mawps/MAWPS.json"
 
 
-def test_tiny_runs_write_per_problem_correctness_and_the_report_pairs_them(tmp_path, capsys):
+@pytest.fixture
+def small(tmp_path):
+    """The first 60 MAWPS problems as a file of their own (the test skips without the data)."""
     if not MAWPS.exists():
         pytest.skip(f"no MAWPS data at {MAWPS}")
-    small = tmp_path / "mawps60.json"
-    small.write_text(json.dumps(json.loads(MAWPS.read_text())[:60]))
+    path = tmp_path / "mawps60.json"
+    path.write_text(json.dumps(json.loads(MAWPS.read_text())[:60]))
+    return path
+
+
+def test_tiny_runs_write_per_problem_correctness_and_the_report_pairs_them(tmp_path, small, capsys):
     out = tmp_path / "runs"
     assert precision_accuracy.main(["--tiny", "--seeds", "0,1", "--precisions", "fp32,bf16", "--workers", "4",
                                     "--batch-size", "16", "--lr", "0.002", "--data", str(small), "--out-dir", str(out)]) == 0
@@ -48,11 +54,9 @@ def test_the_report_gives_the_paired_difference_of_hand_made_runs(tmp_path, caps
 
 
 
-def test_other_code_trains_the_runs_with_code_on_its_own_path(tmp_path, capsys, monkeypatch):
+def test_other_code_trains_the_runs_with_code_on_its_own_path(tmp_path, small, capsys, monkeypatch):
     """--code DIR (the old step against the new): DIR's bench/solver_speed.py trains each run, importing
     DIR's solvers; the paper's lr, every solver_speed.py's default, is not passed (older code has no --lr)."""
-    if not MAWPS.exists():
-        pytest.skip(f"no MAWPS data at {MAWPS}")
     import shutil
 
     root = Path(precision_accuracy.__file__).resolve().parents[1]
@@ -64,8 +68,6 @@ def test_other_code_trains_the_runs_with_code_on_its_own_path(tmp_path, capsys, 
     monkeypatch.setenv("COPY_MARKER_FILE", str(marker))
     init = other / "solvers" / "__init__.py"
     init.write_text(init.read_text() + "\nimport os as _os\nopen(_os.environ['COPY_MARKER_FILE'], 'a').close()\n")
-    small = tmp_path / "mawps60.json"
-    small.write_text(json.dumps(json.loads(MAWPS.read_text())[:60]))
     out = tmp_path / "runs"
     assert precision_accuracy.main(["--tiny", "--seeds", "0", "--precisions", "fp32", "--code", str(other),
                                     "--data", str(small), "--out-dir", str(out), "--baseline-dir", str(out)]) == 0
@@ -76,14 +78,10 @@ def test_other_code_trains_the_runs_with_code_on_its_own_path(tmp_path, capsys, 
     assert len(run["test_correct"]) == run["test"] > 0 and run["lr"] == 1e-3
 
 
-def test_the_runs_train_with_the_fusion_asked_for(tmp_path, capsys):
+def test_the_runs_train_with_the_fusion_asked_for(tmp_path, small, capsys):
     """--graph-fusion inductor reaches each run's training (TrainConfig.graph_fusion), with a shape-fixed step: the
     GPU session's fused-accuracy check (FUSION=inductor in bench/gpu_session.sh), here with the dense step on the
     CPU; each run's JSON says what it trained with."""
-    if not MAWPS.exists():
-        pytest.skip(f"no MAWPS data at {MAWPS}")
-    small = tmp_path / "mawps60.json"
-    small.write_text(json.dumps(json.loads(MAWPS.read_text())[:60]))
     out = tmp_path / "runs"
     assert precision_accuracy.main(["--tiny", "--seeds", "0", "--precisions", "fp32", "--step", "dense",
                                     "--graph-fusion", "inductor", "--data", str(small), "--out-dir", str(out),

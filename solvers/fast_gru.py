@@ -95,9 +95,10 @@ class _BiRecurrence(torch.autograd.Function):
         d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype).unbind(1)  # per step (2, B, H)
         # Every gate gradient is the gradient reaching the cell's output, dh, times a factor of the
         # saved forward values alone. The factors of the recurrent product's inputs are computed for
-        # all steps at once, in the buffer the gradients end in ([r, z, W_hn h + b_hn] per step), so
-        # the sequential loop does only what depends on dh; n's input side, which the loop does not
-        # read, is multiplied by every step's dh after it. At padded steps every factor is 0 (z is 1).
+        # all steps at once, in the buffer the gradients end in ([r, z, W_hn h + b_hn] per step; fused, each
+        # step's gradients are a new tensor, stacked at the end), so the sequential loop does only what depends
+        # on dh; n's input side, which the loop does not read, is multiplied by every step's dh after it. At
+        # padded steps every factor is 0 (z is 1).
         h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1)  # (2, T, B, H)
         one_minus_z = 1 - z
         factors = outs.new_empty(D, T, B, 3, H)
@@ -112,24 +113,31 @@ class _BiRecurrence(torch.autograd.Function):
             w_low = w_hh.to(lowp)
             g_low, dh_low = outs.new_empty(D, B, 3 * H, dtype=lowp), outs.new_empty(D, B, H, dtype=lowp)
             dh_rec = outs.new_empty(D, B, H)
-        for t in range(T - 1, -1, -1):
-            g = steps[t]
-            if not t:
-                g.mul_(dh.view(D, B, 1, H))
-                break  # the initial state is a constant: no gradient to carry past step 0
+        scaled = [None] * T  # fused: each step's factors times dh and the direct path's gradient, new tensors
+        for t in range(T - 1, 0, -1):
             # the gradient reaching step t - 1's state: its output's, the direct path's, then the gates'
-            direct = _cell_back(g, dh, d_outs[t - 1], carry[t], fused=ctx.fused)
-            g = g.view(D, B, 3 * H)
+            if ctx.fused:
+                step = scaled[t] = _cell_back_fused(steps[t], carry[t], dh, d_outs[t - 1], fused=True)
+                direct, g = step[:, :, 3], step[:, :, :3].reshape(D, B, 3 * H)  # views
+            else:
+                direct, g = _cell_back(steps[t], dh, d_outs[t - 1], carry[t]), steps[t].view(D, B, 3 * H)
             if lowp is None:
                 dh = direct.baddbmm_(g, w_hh)  # in place: direct is new, read by nothing else
             else:
                 torch.bmm(g_low.copy_(g), w_low, out=dh_low)
                 dh = direct.add_(dh_rec.copy_(dh_low))
             dhs[t - 1] = dh
+        # step 0: the initial state is a constant, no gradient to carry past it
+        if ctx.fused:  # (its fourth slot is not read)
+            scaled[0] = _cell_back_fused(steps[0], carry[0], dh, d_outs[0], fused=True)
+            gates = torch.stack(scaled, 1)[..., :3, :]
+        else:
+            steps[0].mul_(dh.view(D, B, 1, H))
+            gates = factors
         d_in.mul_(torch.stack(dhs, 1))
-        d_gi = torch.cat([factors[..., :2, :].reshape(D, T, B, 2 * H), d_in], -1)
+        d_gi = torch.cat([gates[..., :2, :].reshape(D, T, B, 2 * H), d_in], -1)
         h_prevs = h_prevs.reshape(D, T * B, H)
-        flat = factors.view(D, T * B, 3 * H)
+        flat = gates.view(D, T * B, 3 * H)
         if lowp is None:
             d_w_hh = torch.bmm(flat.transpose(1, 2), h_prevs)  # (2, 3H, H): one matmul for all steps
         else:
@@ -150,7 +158,6 @@ def _cell(g: torch.Tensor, in_n: torch.Tensor, h: torch.Tensor) -> tuple[torch.T
     return torch.lerp(n, h, z), r, z, n, h_n  # h' = (1 - z) * n + z * h
 
 
-@pointwise
 def _cell_back(factors: torch.Tensor, dh: torch.Tensor, d_out: torch.Tensor, carry: torch.Tensor) -> torch.Tensor:
     """A backward step's elementwise part: the gates' factors (2, B, 3, H) times the gradient dh (2, B, H) reaching
     the step's state, in place, and the gradient reaching the step before from its output d_out and the direct
@@ -158,6 +165,23 @@ def _cell_back(factors: torch.Tensor, dh: torch.Tensor, d_out: torch.Tensor, car
     D, B, _, H = factors.shape
     factors.mul_(dh.view(D, B, 1, H))
     return torch.addcmul(d_out, dh, carry)
+
+
+@pointwise
+def _cell_back_fused(factors: torch.Tensor, carry: torch.Tensor, dh: torch.Tensor, d_out: torch.Tensor) -> torch.Tensor:
+    """What :func:`_cell_back` computes, as one new (2, B, 4, H) tensor: the three factors times dh, and in a fourth
+    slot the direct path's gradient. One result of one shape, so compiled it is one kernel; :func:`_cell_back`'s
+    two results of two shapes were two (on the H200, ``triton_poi_fused_addcmul_0`` and
+    ``triton_poi_fused_copy__mul_view_1``, 190 each a MAWPS step). Not written in place into a buffer of every
+    step's four slots: there dh is a view of the step after's, and such a write compiled to the wrong step (torch
+    2.13 on the CPU, AOTAutograd's aliased
+    inputs, the recompile with a symbolic storage offset), so the fused backward keeps these results and stacks
+    them once at the end, where the eager one multiplies the factors' buffer in place."""
+    D, B, _, H = factors.shape
+    dh4 = dh.view(D, B, 1, H)
+    last = torch.arange(4, device=factors.device).view(1, 1, 4, 1) == 3
+    padded = torch.nn.functional.pad(factors, (0, 0, 0, 1))  # (2, B, 4, H): no data moved, fused
+    return torch.where(last, torch.addcmul(d_out, dh, carry).view(D, B, 1, H), padded * dh4)
 
 
 def _low_precision(device: torch.device) -> torch.dtype | None:

@@ -69,12 +69,39 @@ def test_the_fused_recurrence_runs_generated_kernels_for_the_eager_steps_element
     # first: on CUDA a kernel a step); the input projection is the one out-of-place product
     assert fused_fwd["aten::baddbmm"] == eager_fwd["aten::baddbmm"] == 1
     assert fused_fwd["aten::baddbmm_"] == eager_fwd["aten::baddbmm_"] == T
-    # backward, a step after the first: mul_, addcmul and baddbmm_ eager; one kernel and baddbmm_ fused
+    # backward, a step after the first: mul_, addcmul and baddbmm_ eager; one kernel and baddbmm_ fused, each step's
+    # kernel writing a new tensor (the step 0 one too), stacked once at the end
     assert eager_bwd["aten::addcmul"] == T - 1 and "aten::addcmul" not in fused_bwd
-    assert T - 1 <= fused_bwd["fused"] <= 2 * (T - 1)
+    assert eager_bwd["aten::mul_"] == T + 1 and fused_bwd["aten::mul_"] == 1  # the n input side's, after the loop
+    assert fused_bwd["fused"] == T and fused_bwd["aten::stack"] == eager_bwd["aten::stack"] + 1
     assert fused_bwd["aten::baddbmm_"] == eager_bwd["aten::baddbmm_"] == T - 1 and "aten::baddbmm" not in eager_bwd
     assert sum(fused_fwd.values()) + 2 * T <= sum(eager_fwd.values())
     assert sum(fused_bwd.values()) < sum(eager_bwd.values())
+
+
+def test_a_fused_backward_step_of_the_recurrence_compiles_to_one_kernel():
+    """The eager step's two results (its factors times dh in place, the direct path's gradient new) are two
+    kernels compiled, as they were on the H200 (two Triton kernels a step); the fused step's one (2, B, 4, H)
+    result is one (TorchInductor's kernel count is backend-independent here: one scheduled node, one kernel)."""
+    from torch._inductor import metrics
+
+    from solvers.fast_gru import _cell_back, _cell_back_fused
+
+    D, B, H = 2, 3, 5
+    factors, carry, dh, d_out = torch.randn(D, B, 3, H), torch.rand(D, B, H), torch.randn(D, B, H), torch.randn(D, B, H)
+    torch._dynamo.reset()  # compiled here, whatever the process compiled before
+    kernels = {}
+    for name, fn, args in (("eager", _cell_back, (factors.clone(), dh, d_out, carry)),
+                           ("fused", _cell_back_fused.fn, (factors, carry, dh, d_out))):
+        metrics.reset()
+        torch.compile(fn, fullgraph=True)(*args)
+        kernels[name] = metrics.generated_kernel_count
+    assert kernels == {"eager": 2, "fused": 1}
+    scaled, expected = factors.clone(), torch.addcmul(d_out, dh, carry)
+    _cell_back(scaled, dh, d_out, carry)
+    out = _cell_back_fused(factors, carry, dh, d_out, fused=True)
+    assert out.shape == (D, B, 4, H)
+    assert torch.allclose(out[:, :, :3], scaled) and torch.allclose(out[:, :, 3], expected)
 
 
 def test_fusion_blocks_nest_and_restore():

@@ -92,7 +92,18 @@ class _BiRecurrence(torch.autograd.Function):
         w_hh, outs, r, z, N, HN = ctx.saved_tensors
         lowp = ctx.lowp
         D, T, B, H = outs.shape
-        d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype).unbind(1)  # per step (2, B, H)
+        fused = ctx.fused
+        # Fused, every call of the compiled step meets views of one layout: none at storage offset 0 (a buffer's
+        # first step is its second) and dh always a fourth slot. Otherwise each other layout compiles the step again
+        # (a storage offset of 0 is specialized, as a size of 0 or 1 is) on the way to torch's limit of 8 compiles
+        # a function, at which a fullgraph compile fails.
+        if fused:
+            d_outs = outs.new_empty(D, T + 1, B, H)[:, 1:]
+            d_outs[0].copy_(d_seq[..., :H])
+            d_outs[1].copy_(d_seq[..., H:].flip(0))
+            d_outs = d_outs.unbind(1)
+        else:  # per step (2, B, H)
+            d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype).unbind(1)
         # Every gate gradient is the gradient reaching the cell's output, dh, times a factor of the
         # saved forward values alone. The factors of the recurrent product's inputs are computed for
         # all steps at once, in the buffer the gradients end in ([r, z, W_hn h + b_hn] per step; fused, each
@@ -101,13 +112,16 @@ class _BiRecurrence(torch.autograd.Function):
         # padded steps every factor is 0 (z is 1).
         h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1)  # (2, T, B, H)
         one_minus_z = 1 - z
-        factors = outs.new_empty(D, T, B, 3, H)
+        factors = outs.new_empty(D, T + 1, B, 3, H)[:, 1:] if fused else outs.new_empty(D, T, B, 3, H)
         d_in = one_minus_z * (1 - N * N)  # d n's input-side pre-activation / dh
         torch.mul(d_in * HN, r * (1 - r), out=factors[..., 0, :])  # dr / dh
         torch.mul(one_minus_z * z, h_prevs - N, out=factors[..., 1, :])  # dz / dh
         torch.mul(d_in, r, out=factors[..., 2, :])  # d(W_hn h + b_hn) / dh
         steps, carry = factors.unbind(1), z.unbind(1)  # d(new state) / d(state) on the direct path is z
-        dh = d_final.to(outs.dtype) + d_outs[T - 1]  # the last state is also the output at step T - 1
+        if fused:
+            dh = torch.add(d_final, d_outs[T - 1], out=outs.new_empty(D, B, 4, H)[:, :, 3])
+        else:
+            dh = d_final.to(outs.dtype) + d_outs[T - 1]  # the last state is also the output at step T - 1
         dhs = [dh] * T  # the gradient reaching each step's output, in time order
         if lowp is not None:
             w_low = w_hh.to(lowp)
@@ -116,7 +130,7 @@ class _BiRecurrence(torch.autograd.Function):
         scaled = [None] * T  # fused: each step's factors times dh and the direct path's gradient, new tensors
         for t in range(T - 1, 0, -1):
             # the gradient reaching step t - 1's state: its output's, the direct path's, then the gates'
-            if ctx.fused:
+            if fused:
                 step = scaled[t] = _cell_back_fused(steps[t], carry[t], dh, d_outs[t - 1], fused=True)
                 direct, g = step[:, :, 3], step[:, :, :3].reshape(D, B, 3 * H)  # views
             else:
@@ -128,8 +142,8 @@ class _BiRecurrence(torch.autograd.Function):
                 dh = direct.add_(dh_rec.copy_(dh_low))
             dhs[t - 1] = dh
         # step 0: the initial state is a constant, no gradient to carry past it
-        if ctx.fused:  # (its fourth slot is not read)
-            scaled[0] = _cell_back_fused(steps[0], carry[0], dh, d_outs[0], fused=True)
+        if fused:  # its fourth slot is not read: any carry of the layout (z's first step is at offset 0)
+            scaled[0] = _cell_back_fused(steps[0], carry[min(1, T - 1)], dh, d_outs[0], fused=True)
             gates = torch.stack(scaled, 1)[..., :3, :]
         else:
             steps[0].mul_(dh.view(D, B, 1, H))
@@ -174,13 +188,13 @@ def _cell_back_fused(factors: torch.Tensor, carry: torch.Tensor, dh: torch.Tenso
     two results of two shapes were two (on the H200, ``triton_poi_fused_addcmul_0`` and
     ``triton_poi_fused_copy__mul_view_1``, 190 each a MAWPS step). Not written in place into a buffer of every
     step's four slots: there dh is a view of the step after's, and such a write compiled to the wrong step (torch
-    2.13 on the CPU, AOTAutograd's aliased
-    inputs, the recompile with a symbolic storage offset), so the fused backward keeps these results and stacks
-    them once at the end, where the eager one multiplies the factors' buffer in place."""
+    2.13 on the CPU, AOTAutograd's aliased inputs, the recompile with a symbolic storage offset), so the fused
+    backward keeps these results and stacks them once at the end, where the eager one multiplies the factors'
+    buffer in place."""
     D, B, _, H = factors.shape
     dh4 = dh.view(D, B, 1, H)
     last = torch.arange(4, device=factors.device).view(1, 1, 4, 1) == 3
-    padded = torch.nn.functional.pad(factors, (0, 0, 0, 1))  # (2, B, 4, H): no data moved, fused
+    padded = torch.nn.functional.pad(factors, (0, 0, 0, 1))  # (2, B, 4, H); compiled, the kernel reads factors
     return torch.where(last, torch.addcmul(d_out, dh, carry).view(D, B, 1, H), padded * dh4)
 
 

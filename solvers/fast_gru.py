@@ -93,17 +93,22 @@ class _BiRecurrence(torch.autograd.Function):
         lowp = ctx.lowp
         D, T, B, H = outs.shape
         fused = ctx.fused
-        # Fused, every call of the compiled step meets views of one layout: none at storage offset 0 (a buffer's
-        # first step is its second) and dh always a fourth slot. Otherwise each other layout compiles the step again
-        # (a storage offset of 0 is specialized, as a size of 0 or 1 is) on the way to torch's limit of 8 compiles
-        # a function, at which a fullgraph compile fails.
+        # The output gradients per step (2, B, H), the buffer of the gates' factors, and the gradient dh reaching the
+        # last state (it is also the output at step T - 1). Fused, every call of the compiled step meets views of
+        # one layout: none at storage offset 0 (a buffer's first step is its second) and dh always a fourth slot.
+        # Otherwise each other layout compiles the step again (a storage offset of 0 is specialized, as a size of 0
+        # or 1 is) on the way to torch's limit of 8 compiles a function, at which a fullgraph compile fails.
         if fused:
             d_outs = outs.new_empty(D, T + 1, B, H)[:, 1:]
             d_outs[0].copy_(d_seq[..., :H])
             d_outs[1].copy_(d_seq[..., H:].flip(0))
             d_outs = d_outs.unbind(1)
-        else:  # per step (2, B, H)
+            factors = outs.new_empty(D, T + 1, B, 3, H)[:, 1:]
+            dh = torch.add(d_final, d_outs[T - 1], out=outs.new_empty(D, B, 4, H)[:, :, 3])
+        else:
             d_outs = torch.stack([d_seq[..., :H], d_seq[..., H:].flip(0)]).to(outs.dtype).unbind(1)
+            factors = outs.new_empty(D, T, B, 3, H)
+            dh = d_final.to(outs.dtype) + d_outs[T - 1]
         # Every gate gradient is the gradient reaching the cell's output, dh, times a factor of the
         # saved forward values alone. The factors of the recurrent product's inputs are computed for
         # all steps at once, in the buffer the gradients end in ([r, z, W_hn h + b_hn] per step; fused, each
@@ -112,16 +117,11 @@ class _BiRecurrence(torch.autograd.Function):
         # padded steps every factor is 0 (z is 1).
         h_prevs = torch.cat([outs.new_zeros(D, 1, B, H), outs[:, :-1]], 1)  # (2, T, B, H)
         one_minus_z = 1 - z
-        factors = outs.new_empty(D, T + 1, B, 3, H)[:, 1:] if fused else outs.new_empty(D, T, B, 3, H)
         d_in = one_minus_z * (1 - N * N)  # d n's input-side pre-activation / dh
         torch.mul(d_in * HN, r * (1 - r), out=factors[..., 0, :])  # dr / dh
         torch.mul(one_minus_z * z, h_prevs - N, out=factors[..., 1, :])  # dz / dh
         torch.mul(d_in, r, out=factors[..., 2, :])  # d(W_hn h + b_hn) / dh
         steps, carry = factors.unbind(1), z.unbind(1)  # d(new state) / d(state) on the direct path is z
-        if fused:
-            dh = torch.add(d_final, d_outs[T - 1], out=outs.new_empty(D, B, 4, H)[:, :, 3])
-        else:
-            dh = d_final.to(outs.dtype) + d_outs[T - 1]  # the last state is also the output at step T - 1
         dhs = [dh] * T  # the gradient reaching each step's output, in time order
         if lowp is not None:
             w_low = w_hh.to(lowp)

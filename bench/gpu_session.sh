@@ -42,6 +42,10 @@
 # row-wise step side by side on the one GPU, and pairs them seed by seed: issue #32's "the new step against the old"
 # for this step. FUSION=inductor (with STEP) trains that step's runs with their elementwise chains fused
 # (TrainConfig.graph_fusion; the row-wise runs cannot fuse): the fused step's accuracy against the row-wise step's.
+# ARMS=<steps> runs step 1 with these gpu_speed.py --steps instead (e.g. rowwise,graphed-whole:waves:coarse:inductor).
+# EPOCH_BATCHES=N has every arm of steps 1 and 3 also count the trainer's first N batches of an epoch, each profiled
+# after a first pass took it (its shapes captured): kernels a batch as issue #32 first measured them (gpu_speed.py
+# --epoch-batches).
 # CUDA_TESTS=0 leaves step 2 out (a second call right after one that ran it).
 # MAWPS_SPEED=0 leaves step 1 out (a second call right after one that ran it).
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there; put the
@@ -94,6 +98,15 @@ else
   WHOLE_RUN=(--device cuda --datasets mawps --precisions fp32 --epochs 80 --steps graphed-whole --reference-epochs 2)
   ACC=(--seeds 0,1,2 --epochs 80 --threads 2 --no-resume --bs1-problems 1)
 fi
+if [ -n "${ARMS:-}" ]; then  # step 1's steps as given (gpu_speed.py --steps), instead of the switches' choice
+  STEPS_AT=-1
+  for i in "${!SPEED[@]}"; do [ "${SPEED[$i]}" = --steps ] && STEPS_AT=$((i + 1)); done
+  if [ $STEPS_AT -lt 0 ]; then SPEED+=(--steps "$ARMS"); else SPEED[$STEPS_AT]=$ARMS; fi
+fi
+if [ -n "${EPOCH_BATCHES:-}" ]; then  # each arm also counts the trainer's first batches once taken (kernels a batch)
+  SPEED+=(--epoch-batches "$EPOCH_BATCHES")
+  SPEED23+=(--epoch-batches "$EPOCH_BATCHES")
+fi
 if [ "${BUCKETED:-0}" = 1 ]; then  # each of step 1's rowwise, graphed-whole and dense arms also by the decoder's steps
   STEPS_AT=-1
   for i in "${!SPEED[@]}"; do [ "${SPEED[$i]}" = --steps ] && STEPS_AT=$((i + 1)); done
@@ -105,8 +118,10 @@ fi
 
 if [ "${MAWPS_SPEED:-1}" = 1 ]; then
   say "1. gpu_speed ${SPEED[*]}"
-  STEP1_S=$([ $FUSE_ARMS = 1 ] && echo 340 || ([ "${GRAPHED:-0}" = 1 ] && echo 280 || echo 130))
-  [ "${BUCKETED:-0}" = 1 ] && STEP1_S=$((STEP1_S + 70))
+  if [ -z "${STEP1_S:-}" ]; then  # (STEP1_S=<seconds> sets step 1's limit itself)
+    STEP1_S=$([ $FUSE_ARMS = 1 ] && echo 340 || ([ "${GRAPHED:-0}" = 1 ] && echo 280 || echo 130))
+    [ "${BUCKETED:-0}" = 1 ] && STEP1_S=$((STEP1_S + 70))
+  fi
   timeout $STEP1_S python bench/gpu_speed.py "${SPEED[@]}" \
     --out "$OUT/gpu_speed.json" > "$OUT/gpu_speed.txt" 2>&1
   say "   gpu_speed exit $?"
@@ -193,9 +208,9 @@ else
     say "3. gpu_speed ${SPEED23[*]} (limit ${LEFT} s)"
     timeout $LEFT python bench/gpu_speed.py "${SPEED23[@]}" --out "$OUT/gpu_speed_math23k.json" > "$OUT/gpu_speed_math23k.txt" 2>&1
     say "   gpu_speed math23k exit $?"
-    grep -E "side by side|kernels|epoch" "$OUT/gpu_speed_math23k.txt" | tee -a "$LOG"
+    grep -E "side by side|kernels|epoch|batches" "$OUT/gpu_speed_math23k.txt" | tee -a "$LOG"
   fi
 fi
 rm -f "$OUT/mawps_small.json"
-[ -f "$OUT/gpu_speed.txt" ] && grep -E "side by side|kernels|epoch" "$OUT/gpu_speed.txt" | tee -a "$LOG"
+[ -f "$OUT/gpu_speed.txt" ] && grep -E "side by side|kernels|epoch|batches" "$OUT/gpu_speed.txt" | tee -a "$LOG"
 say "done"

@@ -12,6 +12,10 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
 - on CUDA also: GPU kernels launched by that batch, the share of its wall time the GPU spent in
   kernels, peak GPU memory of the timed training, batched beam-5 inference (problems/s on the test
   side) and candidate scoring (teacher-forced likelihood, problems/s on the train side);
+- with ``--epoch-batches N``: the same counts for each of the trainer's first N batches of an epoch (its order and
+  bucketing, the vocabularies of the whole train side), each step profiled alone after a first pass over them took
+  it (a graphed step's shapes captured there): issue #32's figure a batch as it first measured it (the mean over 5 of
+  the trainer's batches), where the steady step is one fixed batch;
 - with ``--reference-epochs N``: the public GTS (``../shared/reference-gts``, GPL-3, a separate
   process, never imported) trained N epochs on the same train side on the same device, right after,
   and the ratio of milliseconds a problem (its epochs after the first, medians);
@@ -181,6 +185,68 @@ def steady_step(args, train, device: str, run: Run = FP32) -> dict:
         if device == "cuda":
             out.update(host_waits(lambda: train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)))
     return out
+
+
+EPOCH_FIGURES = ("aten_ops", "generated_kernels", "kernels", "launches", "graph_launches")
+
+
+def epoch_counts(args, train, device: str, run: Run, batches: int) -> dict:
+    """The figures of a training batch as issue #32 first measured them (the mean over 5 of the trainer's batches:
+    about 4,600 kernels), for the trainer's own batches: its first ``batches`` batches of the first epoch, in its
+    order (seed ``args.seed``, the run's bucketing), on the vocabularies and model a fit on ``train`` builds. A first
+    pass takes each batch's step (a graphed step captures each shape there, a fused one compiles), then each step
+    of a second pass over the same batches is profiled alone: what the batches of a long training cost once every
+    shape has been captured, as :func:`steady_step` says for one fixed batch of 64. Per batch its text's tokens, its
+    aten operations and on CUDA its kernels (a replayed graph's included), launches and graph launches; then the
+    mean, median, least and most of each."""
+    from solvers.trainer import (autocast_dtype, bucketing_steps, float32_products, length_bucketed, make_optimizer,
+                                 set_seed, shape_fixed_loss, train_step)
+
+    solver = solver_for(args, device, run.teacher_pass)
+    encoding = solver.build_encoding(train)
+    dev = torch.device(device)
+    config = run.config(epochs=1, batch_size=args.batch_size, progress=False, device=device, seed=args.seed)
+    set_seed(args.seed)  # as the trainer does before its first epoch
+    model = solver.build_model(encoding).to(dev).train()
+    optimizer, amp = make_optimizer(model, config, dev), autocast_dtype(dev, run.precision)
+    scaler = torch.amp.GradScaler(dev.type, enabled=amp == torch.float16)
+    loss_of = shape_fixed_loss(model, config, dev, amp)
+    order = length_bucketed(train, args.batch_size, random.Random(args.seed),
+                            bucketing_steps(model, encoding, train, config))
+    chunks = [chunk for _, chunk in zip(range(batches), order)]
+    prepared = [encoding.batch(chunk) if loss_of else encoding.batch(chunk).to(dev) for chunk in chunks]
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    rows = []
+    with float32_products(device == "cuda" and amp is None):
+        for batch in prepared:
+            train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
+        for chunk, batch in zip(chunks, prepared):
+            if device == "cuda":
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            with profile(activities=activities) as prof:
+                train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
+                if device == "cuda":
+                    torch.cuda.synchronize()
+            figures = counted(prof, device, time.perf_counter() - t0)
+            rows.append({"tokens": max(len(p.tokens) for p in chunk),
+                         **{key: figures[key] for key in EPOCH_FIGURES if key in figures}})
+    out: dict = {"batches": len(rows), "per_batch": rows}
+    for key in ("tokens", *EPOCH_FIGURES):
+        values = [row[key] for row in rows if key in row]
+        if values:
+            out[key] = {"mean": statistics.mean(values), "median": statistics.median(values), "min": min(values),
+                        "max": max(values)}
+    return out
+
+
+def epoch_line(label: str, figures: dict) -> str:
+    """:func:`epoch_counts`' figures in a line: the kernels a batch on CUDA, the aten operations elsewhere."""
+    key = "kernels" if "kernels" in figures else "aten_ops"
+    stats = figures[key]
+    return (f"  {label} the trainer's first {figures['batches']} batches, each once taken before: {stats['mean']:.0f} "
+            f"{key.replace('_', ' ')} a batch on average (median {stats['median']:.0f}, {stats['min']}-{stats['max']}; "
+            f"texts of {figures['tokens']['min']}-{figures['tokens']['max']} tokens)")
 
 
 def counted(prof, device: str, wall: float) -> dict:
@@ -368,6 +434,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-timing", action="store_true", help="operation counts only")
+    ap.add_argument("--epoch-batches", type=int, default=0, help="also count each of the trainer's first this many "
+                    "batches, once taken (issue #32's figure a batch: kernels on CUDA, aten operations elsewhere)")
     ap.add_argument("--reference-epochs", type=int, default=0, help="also train the public GTS this many epochs")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args(argv)
@@ -410,6 +478,9 @@ def main(argv=None) -> int:
             if device == "cuda":
                 print(f"  {label} steady step's most launched kernels: " + "; ".join(
                     f"{k['count']} x {k['name'][:60]}" for k in steady["kernel_names"][:8]), flush=True)
+            if args.epoch_batches:
+                row["epoch_batches"] = epoch_counts(args, train, device, run, args.epoch_batches)
+                print(epoch_line(label, row["epoch_batches"]), flush=True)
             if args.skip_timing:
                 continue
             row.update(timed_training(args, train, test, device, run))

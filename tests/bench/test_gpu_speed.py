@@ -98,3 +98,40 @@ def test_kernel_names_counts_each_kernel_and_its_gpu_time_most_launched_first():
     names = gpu_speed.kernel_names(kernels, top=2)
     assert names == [{"name": long[:gpu_speed.KERNEL_NAME_CHARS], "count": 5, "us": 50.0},
                      {"name": "triton_poi_fused_add_0", "count": 3, "us": 6.0}]
+
+
+def test_the_epoch_counts_profile_the_trainers_own_batches_in_its_order():
+    import random
+    import statistics
+
+    from torch.profiler import ProfilerActivity, profile
+
+    from solvers.trainer import length_bucketed, make_optimizer, train_step
+
+    train = list(load_dataset("builtin").problems)[:40]
+    args = Namespace(hidden=16, embedding=8, batch_size=8, seed=3)
+    out = gpu_speed.epoch_counts(args, train, "cpu", gpu_speed.FP32, batches=3)
+    first = list(length_bucketed(train, 8, random.Random(3)))[:3]  # the trainer's first epoch, seed 3
+    assert out["batches"] == 3
+    assert [row["tokens"] for row in out["per_batch"]] == [max(len(p.tokens) for p in chunk) for chunk in first]
+    ops = [row["aten_ops"] for row in out["per_batch"]]
+    assert min(ops) > 0 and out["aten_ops"] == {"mean": statistics.mean(ops), "median": statistics.median(ops),
+                                                "min": min(ops), "max": max(ops)}
+    assert "kernels" not in out  # kernels are counted on CUDA only
+    # each batch's step is counted alone and after a first pass, so the same batches count the same again
+    assert [row["aten_ops"] for row in gpu_speed.epoch_counts(args, train, "cpu", gpu_speed.FP32, 3)["per_batch"]] == ops
+    whole = gpu_speed.epoch_counts(args, train, "cpu", gpu_speed.FP32, batches=100)
+    assert whole["batches"] == 5 and whole["per_batch"][:3] == out["per_batch"]  # asked for more: the epoch's 5
+    # a batch's first step also makes Adam's state: the figure is of a step after that, as a long training's are
+    solver = gpu_speed.solver_for(args, "cpu")
+    encoding = solver.build_encoding(train)
+    model = solver.build_model(encoding).train()
+    config = gpu_speed.FP32.config(epochs=1, batch_size=8, progress=False, device="cpu")
+    optimizer = make_optimizer(model, config, torch.device("cpu"))
+    scaler = torch.amp.GradScaler("cpu", enabled=False)
+    batch = encoding.batch(first[0])  # (built outside the profile, as the figures' batches are)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        train_step(model, batch, config, optimizer, scaler, torch.device("cpu"), None)
+    assert sum(e.count for e in prof.key_averages() if e.key.startswith("aten::")) > ops[0]
+    assert "first 5 batches" in gpu_speed.epoch_line("fp32", whole) and "aten ops a batch" in \
+        gpu_speed.epoch_line("fp32", whole)

@@ -217,20 +217,24 @@ def epoch_counts(args, train, device: str, run: Run, batches: int) -> dict:
     prepared = [encoding.batch(chunk) if loss_of else encoding.batch(chunk).to(dev) for chunk in chunks]
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     rows = []
-    with float32_products(device == "cuda" and amp is None):
-        for batch in prepared:
-            train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
-        for chunk, batch in zip(chunks, prepared):
-            if device == "cuda":
-                torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            with profile(activities=activities) as prof:
+    try:
+        with float32_products(device == "cuda" and amp is None):
+            for batch in prepared:
                 train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
+            for chunk, batch in zip(chunks, prepared):
                 if device == "cuda":
                     torch.cuda.synchronize()
-            figures = counted(prof, device, time.perf_counter() - t0)
-            rows.append({"tokens": max(len(p.tokens) for p in chunk),
-                         **{key: figures[key] for key in EPOCH_FIGURES if key in figures}})
+                t0 = time.perf_counter()
+                with profile(activities=activities) as prof:
+                    train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+                figures = counted(prof, device, time.perf_counter() - t0)
+                rows.append({"tokens": max(len(p.tokens) for p in chunk),
+                             **{key: figures[key] for key in EPOCH_FIGURES if key in figures}})
+    finally:
+        if loss_of is not None and hasattr(loss_of, "close"):
+            loss_of.close()  # a graphed step's captures and their memory, before the next arm captures its own
     out: dict = {"batches": len(rows), "per_batch": rows}
     for key in ("tokens", *EPOCH_FIGURES):
         values = [row[key] for row in rows if key in row]

@@ -42,6 +42,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,18 +171,10 @@ def steady_step(args, train, device: str, run: Run = FP32) -> dict:
     scaler = torch.amp.GradScaler(dev.type, enabled=amp == torch.float16)
     loss_of = shape_fixed_loss(model, config, dev, amp)
     batch = encoding.batch(problems) if loss_of else encoding.batch(problems).to(dev)  # a shape-fixed step moves it
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with float32_products(device == "cuda" and amp is None):
         for _ in range(3):
             train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
-        if device == "cuda":
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        with profile(activities=activities) as prof:
-            train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
-            if device == "cuda":
-                torch.cuda.synchronize()
-        out = counted(prof, device, time.perf_counter() - t0)
+        out = profiled(lambda: train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of), device)
         if device == "cuda":
             out.update(host_waits(lambda: train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)))
     return out
@@ -215,21 +208,14 @@ def epoch_counts(args, train, device: str, run: Run, batches: int) -> dict:
                             bucketing_steps(model, encoding, train, config))
     chunks = [chunk for _, chunk in zip(range(batches), order)]
     prepared = [encoding.batch(chunk) if loss_of else encoding.batch(chunk).to(dev) for chunk in chunks]
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     rows = []
     try:
         with float32_products(device == "cuda" and amp is None):
             for batch in prepared:
                 train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
             for chunk, batch in zip(chunks, prepared):
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                with profile(activities=activities) as prof:
-                    train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of)
-                    if device == "cuda":
-                        torch.cuda.synchronize()
-                figures = counted(prof, device, time.perf_counter() - t0)
+                figures = profiled(lambda: train_step(model, batch, config, optimizer, scaler, dev, amp, loss_of),
+                                   device)
                 rows.append({"tokens": max(len(p.tokens) for p in chunk),
                              **{key: figures[key] for key in EPOCH_FIGURES if key in figures}})
     finally:
@@ -251,6 +237,20 @@ def epoch_line(label: str, figures: dict) -> str:
     return (f"  {label} the trainer's first {figures['batches']} batches, each once taken before: {stats['mean']:.0f} "
             f"{key.replace('_', ' ')} a batch on average (median {stats['median']:.0f}, {stats['min']}-{stats['max']}; "
             f"texts of {figures['tokens']['min']}-{figures['tokens']['max']} tokens)")
+
+
+def profiled(step: Callable[[], object], device: str) -> dict:
+    """:func:`counted`'s figures of one call of ``step``, profiled alone (on CUDA the GPU's queue drained before it
+    starts and waited for before the profile ends)."""
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    if device == "cuda":
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    with profile(activities=activities) as prof:
+        step()
+        if device == "cuda":
+            torch.cuda.synchronize()
+    return counted(prof, device, time.perf_counter() - t0)
 
 
 def counted(prof, device: str, wall: float) -> dict:

@@ -119,7 +119,8 @@ def test_the_epoch_counts_profile_the_trainers_own_batches_in_its_order():
                                                 "min": min(ops), "max": max(ops)}
     assert "kernels" not in out  # kernels are counted on CUDA only
     # each batch's step is counted alone and after a first pass, so the same batches count the same again
-    assert [row["aten_ops"] for row in gpu_speed.epoch_counts(args, train, "cpu", gpu_speed.FP32, 3)["per_batch"]] == ops
+    again = gpu_speed.epoch_counts(args, train, "cpu", gpu_speed.FP32, 3)
+    assert [row["aten_ops"] for row in again["per_batch"]] == ops
     whole = gpu_speed.epoch_counts(args, train, "cpu", gpu_speed.FP32, batches=100)
     assert whole["batches"] == 5 and whole["per_batch"][:3] == out["per_batch"]  # asked for more: the epoch's 5
     # a batch's first step also makes Adam's state: the figure is of a step after that, as a long training's are

@@ -77,13 +77,25 @@ def checkpoint_split(solver, problems, seed: int | None = None):
     return train, test
 
 
-def matmul_flops(size: int = 2048, repeats: int = 10, dtype=torch.float32) -> float:
-    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
-    a @ b
+def matmul_flops(size: int = 2048, repeats: int = 10, dtype=torch.float32, budget_s: float = 5.0) -> tuple[float, int]:
+    """FLOP/s of a plain n x n matmul in ``dtype`` (``repeats`` products after one more), and n: ``size``, or the
+    largest power of two from 256 whose products fit about ``budget_s`` seconds, each doubling of n taking about 8x
+    as long. A CPU without bfloat16 instructions (AVX2 alone) multiplies bfloat16 in a slow reference kernel, about
+    14 s a 2048 x 2048 product on one thread of an AMD EPYC: 2.5 minutes at the full size for a figure that is only
+    a yardstick."""
+    n = min(256, size)
+    while True:
+        a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+        t0 = time.perf_counter()
+        a @ b
+        one = time.perf_counter() - t0
+        if n >= size or 8 * one * (repeats + 1) > budget_s:
+            break
+        n *= 2
     t0 = time.perf_counter()
     for _ in range(repeats):
         a @ b
-    return 2 * size**3 * repeats / (time.perf_counter() - t0)
+    return 2 * n**3 * repeats / (time.perf_counter() - t0), n
 
 
 REFERENCE = ROOT.parent / "shared" / "reference-gts" / "reference_gts.py"
@@ -210,10 +222,10 @@ def main(argv=None) -> int:
 
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
     precision, *others = [p.strip() for p in args.precision.split(",")]
-    peak_matmul = matmul_flops()
-    bf16_matmul = matmul_flops(dtype=torch.bfloat16)
-    print(f"plain 2048x2048 matmul: float32 {peak_matmul / 1e9:.1f} GFLOP/s, bfloat16 {bf16_matmul / 1e9:.1f} GFLOP/s",
-          flush=True)
+    peak_matmul, peak_n = matmul_flops()
+    bf16_matmul, bf16_n = matmul_flops(dtype=torch.bfloat16)
+    print(f"plain matmul: float32 {peak_matmul / 1e9:.1f} GFLOP/s ({peak_n}x{peak_n}), bfloat16 "
+          f"{bf16_matmul / 1e9:.1f} GFLOP/s ({bf16_n}x{bf16_n})", flush=True)
     flops = epoch_flops(model, encoding, train, args.batch_size, args.seed)
     torch.manual_seed(args.seed)
     model = GTSModel(cfg, encoding)  # fresh weights: the counting pass computed gradients only, but start clean
@@ -247,7 +259,7 @@ def main(argv=None) -> int:
               if result.best_valid_answer_acc is not None else f"weights of the last epoch ({result.best_epoch})"),
           flush=True)
     print(f"matrix FLOP/s: epoch {achieved / 1e9:.1f} GFLOP/s ({flops / 1e12:.2f} TFLOP per epoch) vs plain "
-          f"2048x2048 matmul {peak_matmul / 1e9:.1f} GFLOP/s float32 ({100 * achieved / peak_matmul:.0f}%; the "
+          f"{peak_n}x{peak_n} matmul {peak_matmul / 1e9:.1f} GFLOP/s float32 ({100 * achieved / peak_matmul:.0f}%; the "
           f"epoch is {peak_matmul / achieved:.2f}x the float32 matmul floor), {bf16_matmul / 1e9:.1f} GFLOP/s "
           f"bfloat16 ({100 * achieved / bf16_matmul:.0f}%)", flush=True)
 
@@ -298,7 +310,8 @@ def main(argv=None) -> int:
             "test": len(test), "epoch_seconds": epoch_s, "epoch_seconds_all": [e.seconds for e in result.epochs],
             "valid_answer_acc": [e.valid_answer_acc for e in result.epochs], "best_epoch": result.best_epoch,
             "epoch_gflops": flops / 1e9, "achieved_gflop_s": achieved / 1e9, "matmul_gflop_s": peak_matmul / 1e9,
-            "bf16_matmul_gflop_s": bf16_matmul / 1e9, "precision": precision, "precision_ran": result.precision,
+            "matmul_size": peak_n, "bf16_matmul_size": bf16_n, "bf16_matmul_gflop_s": bf16_matmul / 1e9,
+            "precision": precision, "precision_ran": result.precision,
             "step": args.step,
             "bucketing": args.bucketing, "graph_fusion": args.graph_fusion,
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "gomp_spincount": os.environ.get("GOMP_SPINCOUNT"),

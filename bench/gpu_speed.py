@@ -14,8 +14,8 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
   side) and candidate scoring (teacher-forced likelihood, problems/s on the train side);
 - with ``--epoch-batches N``: the same counts for each of the trainer's first N batches of an epoch (its order and
   bucketing, the vocabularies of the whole train side), each step profiled alone after a first pass over them took
-  it (a graphed step's shapes captured there): issue #32's figure a batch as it first measured it (the mean over 5 of
-  the trainer's batches), where the steady step is one fixed batch;
+  it (a graphed step's shapes captured there): issue #32's figure a batch as it first measured it (a profile of 5
+  training batches), where the steady step is one fixed batch;
 - with ``--reference-epochs N``: the public GTS (``../shared/reference-gts``, GPL-3, a separate
   process, never imported) trained N epochs on the same train side on the same device, right after,
   and the ratio of milliseconds a problem (its epochs after the first, medians);
@@ -184,8 +184,8 @@ EPOCH_FIGURES = ("aten_ops", "generated_kernels", "kernels", "launches", "graph_
 
 
 def epoch_counts(args, train, device: str, run: Run, batches: int) -> dict:
-    """The figures of a training batch as issue #32 first measured them (the mean over 5 of the trainer's batches:
-    about 4,600 kernels), for the trainer's own batches: its first ``batches`` batches of the first epoch, in its
+    """The figures of a training batch as issue #32 first measured them (a profile of 5 training batches: about
+    4,600 kernels each), for the trainer's own batches: its first ``batches`` batches of the first epoch, in its
     order (seed ``args.seed``, the run's bucketing), on the vocabularies and model a fit on ``train`` builds. A first
     pass takes each batch's step (a graphed step captures each shape there, a fused one compiles), then each step
     of a second pass over the same batches is profiled alone: what the batches of a long training cost once every

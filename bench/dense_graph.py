@@ -38,7 +38,7 @@ apply_defaults()
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-from bench.gpu_speed import counted  # noqa: E402
+from bench.batch_counts import counted  # noqa: E402
 from mwp.readers import load_dataset  # noqa: E402
 from solvers.gts import GTSConfig, GTSModel  # noqa: E402
 from solvers.gts_dense import dense_log_probs, plan_of_targets  # noqa: E402

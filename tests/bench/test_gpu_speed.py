@@ -5,7 +5,7 @@ from argparse import Namespace
 
 import torch
 
-from bench import gpu_speed
+from bench import batch_counts, gpu_speed
 from mwp.readers import load_dataset
 
 
@@ -95,8 +95,8 @@ def test_kernel_names_counts_each_kernel_and_its_gpu_time_most_launched_first():
     long = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_" + "x" * 200
     kernels = ([Event(name="triton_poi_fused_add_0", device_time=2.0)] * 3
                + [Event(name=long, device_time=10.0)] * 5 + [Event(name="elementwise_kernel", device_time=1.5)])
-    names = gpu_speed.kernel_names(kernels, top=2)
-    assert names == [{"name": long[:gpu_speed.KERNEL_NAME_CHARS], "count": 5, "us": 50.0},
+    names = batch_counts.kernel_names(kernels, top=2)
+    assert names == [{"name": long[:batch_counts.KERNEL_NAME_CHARS], "count": 5, "us": 50.0},
                      {"name": "triton_poi_fused_add_0", "count": 3, "us": 6.0}]
 
 

@@ -71,18 +71,20 @@ class DenseLoss(nn.Module):
 
 class WaveLoss(nn.Module):
     """:class:`DenseLoss` through the padded wave pass (solvers/gts_wave_graph.py): the plan's arguments are a
-    :class:`PaddedWavePlan`'s fields, in its order."""
+    :class:`PaddedWavePlan`'s fields, in its order (``plain``: the pass in plain autograd, to compile whole)."""
 
-    def __init__(self, decoder, repeated_values: bool = True):
+    def __init__(self, decoder, repeated_values: bool = True, plain: bool = False):
         super().__init__()
         self.decoder = decoder
         self.repeated_values = repeated_values
+        self.plain = plain
 
     def forward(self, enc, enc_proj, text_bias, num_emb, num_proj, num_mask, problem, target, target_mask, qty_class,
                 *plan_fields):
         ctx = DecoderContext(enc, enc_proj, text_bias, num_emb, num_proj, num_mask, problem)
         qty = qty_class if self.repeated_values else None
-        return -padded_wave_log_probs(self.decoder, ctx, target, target_mask, qty, PaddedWavePlan(*plan_fields)).sum()
+        plan = PaddedWavePlan(*plan_fields)
+        return -padded_wave_log_probs(self.decoder, ctx, target, target_mask, qty, plan, self.plain).sum()
 
 
 class WholeLoss(nn.Module):

@@ -37,7 +37,7 @@ from solvers.fusion import fusing, pointwise
 from solvers.gts_decoder import DecoderContext, GTSDecoder, _float32, state_dtype
 from solvers.gts_teacher import PassDropout, repeated_value_leaves
 from solvers.gts_waves import _trees_waves
-from solvers.step_autograd import StepStore
+from solvers.step_autograd import PlainStore, StepStore
 
 PRE = -1  # a subtree known before the waves (no leaf of it waits for its goal)
 
@@ -223,12 +223,17 @@ def _chosen_slots(leaf_proj: torch.Tensor, num_proj: torch.Tensor, rows: torch.T
 
 
 def padded_wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Tensor, target_mask: torch.Tensor,
-                          qty_class: torch.Tensor | None = None, plan: PaddedWavePlan | None = None) -> torch.Tensor:
+                          qty_class: torch.Tensor | None = None, plan: PaddedWavePlan | None = None,
+                          plain: bool = False) -> torch.Tensor:
     """(B, L) log-probability of each target token given the gold prefix (0 at padding), as
     :func:`solvers.gts_teacher.teacher_forced_log_probs` computes it (``qty_class``: the repeated-value rule),
     a wave of the trees at a time in shapes fixed by the plan's key. ``plan`` (on ``target``'s device) is built
     from the targets when not given, which reads them back to the host: give it to keep the pass free of host
-    reads. A plan without the rule's waiting leaves scores the given slots (the rule then changes nothing)."""
+    reads. A plan without the rule's waiting leaves scores the given slots (the rule then changes nothing).
+
+    ``plain``: plain autograd throughout (the decoder's own layers, :class:`PlainStore`), the form ``torch.compile``
+    can trace whole (bench/pass_compile.py; run it outside a ``fusion("inductor")`` block, whose fused functions
+    the attention would call); eager it dispatches more than the default."""
     B, L = target.shape
     device = target.device
     n_numbers = ctx.num_emb.shape[1]
@@ -250,13 +255,14 @@ def padded_wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Te
     (H0, _, M0), (n_after, _, A) = plan.pre_merges.shape, plan.after_merges.shape
     merge_rows = H0 * M0 + n_after * A
     merge_drop = PassDropout(p, max(merge_rows, 1), device, dtype)
-    layers = dec.step_layers()
+    layers = None if plain else dec.step_layers()
+    Store = PlainStore if plain else StepStore
     labels = dec.op_labels(tokens, dtype)  # (N, E): every node's operator embedding (leaves' unused)
-    op_label = StepStore.of(labels)
-    op_left, op_right = StepStore(N), StepStore(N)
-    numbers = StepStore.of(ctx.num_emb.reshape(B * n_numbers, -1))  # leaves' embeddings: rows b * (C+Q) + slot
+    op_label = Store.of(labels)
+    op_left, op_right = Store(N), Store(N)
+    numbers = Store.of(ctx.num_emb.reshape(B * n_numbers, -1))  # leaves' embeddings: rows b * (C+Q) + slot
     n_subtrees = plan.leaf_numbers.shape[0] + merge_rows + (N if plan.rule else 0)
-    subtrees = StepStore(n_subtrees)
+    subtrees = Store(n_subtrees)
     subtrees.append(numbers.read(plan.leaf_numbers))
 
     def merge(level: torch.Tensor) -> None:  # (3, M): operator rows, left and right subtree rows
@@ -265,8 +271,8 @@ def padded_wave_log_probs(dec: GTSDecoder, ctx: DecoderContext, target: torch.Te
 
     for level in plan.pre_merges:
         merge(level)
-    enc, enc_proj = StepStore.of(ctx.enc), StepStore.of(ctx.enc_proj)  # each wave reads its rows' problems' rows
-    fused = fusing()
+    enc, enc_proj = Store.of(ctx.enc), Store.of(ctx.enc_proj)  # each wave reads its rows' problems' rows
+    fused = fusing() and not plain
     if plan.rule:
         roots = torch.arange(B, device=device)  # the root wave's problems
         score_v = dec.score_v.weight.detach().view(-1)

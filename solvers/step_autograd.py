@@ -260,6 +260,37 @@ class StepStore:
         return _Read.apply(self.token, self.buffers, index)
 
 
+class PlainStore:
+    """:class:`StepStore`'s ``of``, ``append`` and ``read`` with plain autograd: the rows are the concatenation of
+    what was written, read by indexing it. Eager it costs what :class:`StepStore` saves (a concatenation a read,
+    a zero tensor of the whole a read's backward); it is for a pass compiled whole (``torch.compile`` of the
+    padded wave pass), where TorchInductor turns the concatenations, gathers and their backward's scatters into
+    a few generated kernels, and a hand-written autograd function would have to be traced through."""
+
+    def __init__(self, rows: int):
+        self.rows = rows
+        self.parts: list[torch.Tensor] = []
+        self.used = 0
+
+    @classmethod
+    def of(cls, x: torch.Tensor) -> "PlainStore":
+        store = cls(x.shape[0])
+        store.append(x)
+        return store
+
+    def append(self, x: torch.Tensor) -> int:
+        start = self.used
+        if start + x.shape[0] > self.rows:
+            raise ValueError(f"PlainStore: rows {start}..{start + x.shape[0]} beyond its {self.rows}")
+        self.parts.append(x)
+        self.used = start + x.shape[0]
+        return start
+
+    def read(self, index: torch.Tensor) -> torch.Tensor:
+        rows = self.parts[0] if len(self.parts) == 1 else torch.cat(self.parts)
+        return rows[index]
+
+
 class _Buffers:
     """A :class:`StepStore`'s rows (``buf``) and the gradient its reads add up (``grad``), shared by
     its autograd nodes."""

@@ -156,3 +156,38 @@ def test_with_dropout_masks_are_new_each_pass_and_the_eval_pass_is_unchanged():
 def test_a_target_that_is_not_a_whole_tree_is_refused_by_its_place_in_the_batch():
     with pytest.raises(ValueError, match=r"target 1 of the batch .*operator at position 2 lacks a child"):
         padded_wave_plan([[PLUS, 3, 4], [PLUS, 3, TIMES, 4]], 3, 4, n_numbers=3)
+
+
+def plain_and_default(model, batch, target, mask, classes):
+    def pass_(plain):
+        def run(dec, ctx, target, mask, classes):
+            return padded_wave_log_probs(dec, ctx, target, mask, classes, plain=plain)
+        torch.manual_seed(0)  # the same dropout masks both ways, the encoder's and the pass's
+        return pass_log_probs_and_grads(model, batch, run, target, mask, classes)
+    return pass_(True), pass_(False)
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.5])
+def test_the_plain_pass_equals_the_hand_written_one(dropout):
+    # plain autograd (the decoder's layers, PlainStore) against StepStore and DeferredLinears: the same values
+    model, batch, _ = model_and_batch(True, seed=7, dropout=dropout)
+    rng = random.Random(5)
+    for _ in range(2):
+        target, mask, qty_class = random_targets(rng, model.decoder, batch, 8)
+        for classes in (None, qty_class):
+            assert_same(*plain_and_default(model, batch, target, mask, classes))
+
+
+def test_the_plain_pass_traces_as_one_graph_and_gives_the_same_values():
+    # what bench/pass_compile.py compiles: fullgraph refuses a graph break; aot_eager runs AOTAutograd's forward
+    # and backward graphs without TorchInductor's code generation (seconds, not minutes, on a CPU)
+    model, batch, _ = model_and_batch(True)
+    plan = plan_of_batch_targets(model.decoder, batch.target, batch.target_mask, batch.qty_class,
+                                 model.decoder.n_constants + batch.qty_positions.shape[1])
+    torch._dynamo.reset()
+    compiled = torch.compile(padded_wave_log_probs, fullgraph=True, backend="aot_eager")
+
+    def run(dec, ctx, target, mask, classes):
+        return compiled(dec, ctx, target, mask, classes, plan, plain=True)
+    got = pass_log_probs_and_grads(model, batch, run, batch.target, batch.target_mask, batch.qty_class)
+    assert_same(run_pass(model, batch, batch.qty_class, padded=True, plan=plan), got)

@@ -46,6 +46,10 @@
 # EPOCH_BATCHES=N has every arm of steps 1 and 3 also count the trainer's first N batches of an epoch, each profiled
 # after a first pass took it (its shapes captured): kernels a batch as issue #32 first measured them (gpu_speed.py
 # --epoch-batches).
+# PASS_COMPILE=1 adds, after step 2 (as 2c), bench/pass_compile.py: the decoder's padded wave pass in plain autograd
+# compiled whole by torch.compile (Triton), against the hand-written pass unfused and fused, on gpu_speed's steady
+# MAWPS batch: kernels and launches a call, the compile's seconds with empty caches and with the caches filled, ms a
+# call, the loss and gradients against the hand-written pass (at most 240 s).
 # CUDA_TESTS=0 leaves step 2 out (a second call right after one that ran it).
 # MAWPS_SPEED=0 leaves step 1 out (a second call right after one that ran it).
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there; put the
@@ -178,6 +182,16 @@ if [ "${CUDA_TESTS:-1}" = 1 ]; then
   say "   test_cuda exit $? ($(tail -1 "$OUT/cuda_tests.txt"))"
 else
   say "2. CUDA tests left out (CUDA_TESTS=0)"
+fi
+
+if [ "${PASS_COMPILE:-0}" = 1 ]; then  # the decoder's pass compiled whole (bench/pass_compile.py)
+  PC=(--device cuda --epochs 0)  # the loop structures are the data's: counted on the CPU
+  [ "${TINY:-0}" = 1 ] && PC=(--device cpu --hidden 16 --embedding 8 --epochs 1 --backend aot_eager \
+    --ways hand-written,compiled)
+  say "2c. pass_compile ${PC[*]}"
+  timeout 240 python bench/pass_compile.py "${PC[@]}" --out "$OUT/pass_compile.json" > "$OUT/pass_compile.txt" 2>&1
+  say "   pass_compile exit $?"
+  grep -E "dispatches|kernels|shapes" "$OUT/pass_compile.txt" | tee -a "$LOG"
 fi
 
 if [ "${WHOLE:-0}" = 1 ]; then

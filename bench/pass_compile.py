@@ -131,14 +131,9 @@ def structures(kept, encoding, args) -> dict:
                                     for (w, h, a, r), n in sorted(loops.items())}}
 
 
+@torch._inductor.config.patch(fallback_random=True)  # the compiled pass draws its dropout masks as the eager ones
 def measure(train, args, device: str) -> dict:
-    """The ways of ``args.ways`` on the decoder's pass of ``train``'s first ``args.batch_size`` problems (the
-    compiled pass drawing its dropout masks as the eager ones: TorchInductor's ``fallback_random``)."""
-    with torch._inductor.config.patch(fallback_random=True):
-        return _measure(train, args, device)
-
-
-def _measure(train, args, device: str) -> dict:
+    """The ways of ``args.ways`` on the decoder's pass of ``train``'s first ``args.batch_size`` problems."""
     # a fresh start: what torch.compile kept of an earlier dataset (its graphs, and the shapes it saw, which would
     # make this dataset's graph one of symbolic sizes) would change the compile this one measures
     torch._dynamo.reset()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -35,6 +36,18 @@ from solvers.base import EpochStats
 from tasks.loop.record import RoundRecord
 
 PARENT_TAG = "mlflow.parentRunId"
+# MLflow's limits on one log_batch (mlflow/utils/validation.py): 1,000 metrics, 100 parameters.
+MAX_METRICS_PER_BATCH, MAX_PARAMS_PER_BATCH = 1000, 100
+
+
+def log_params(client, run_id: str, params: Mapping[str, str]) -> None:
+    """Log the parameters in as few writes as MLflow allows (one a hundred), not one a parameter: each write
+    is a transaction of the store (on SQLite, a commit to disk)."""
+    from mlflow.entities import Param
+
+    items = [Param(key, value) for key, value in params.items()]
+    for start in range(0, len(items), MAX_PARAMS_PER_BATCH):
+        client.log_batch(run_id, params=items[start:start + MAX_PARAMS_PER_BATCH])
 
 
 def save_runs_view(client, experiment_id: str, operators: Sequence[str]) -> None:
@@ -212,8 +225,7 @@ class LoopTracker:
             parent = run.info.run_id
             flat: dict[str, str] = {}
             _flatten("", params, flat)
-            for key, value in flat.items():
-                client.log_param(parent, key, value[:6000])
+            log_params(client, parent, {key: value[:6000] for key, value in flat.items()})
             state = {"tracking_uri": tracking_uri, "experiment_id": experiment_id, "parent_run_id": parent,
                      "children": {}}
         if flow_run_id:
@@ -231,10 +243,16 @@ class LoopTracker:
     def _save(self) -> None:
         write_json_durable(self.state_path, self.state, indent=2)
 
-    def _log_metric(self, run_id: str, key: str, value: float, step: int) -> None:
-        """Log unless the run already holds a value of ``key`` at ``step`` (then the first one stays)."""
-        if (key, step) not in self.logged.get(run_id, ()):
-            self.client.log_metric(run_id, key, value, step=step)
+    def _log_metrics(self, run_id: str, values: Mapping[str, float], step: int) -> None:
+        """Log each value unless the run already holds a value of its key at ``step`` (then the first one
+        stays): one write to the store for all of them (MLflow's log_batch), not one a metric."""
+        from mlflow.entities import Metric
+
+        logged = self.logged.get(run_id, ())
+        timestamp = int(time.time() * 1000)
+        metrics = [Metric(key, value, timestamp, step) for key, value in values.items() if (key, step) not in logged]
+        for start in range(0, len(metrics), MAX_METRICS_PER_BATCH):
+            self.client.log_batch(run_id, metrics=metrics[start:start + MAX_METRICS_PER_BATCH])
 
     def start_round(self, round_index: int, flow_run_id: str | None) -> str:
         """The child run of a round, created as the round starts; a retried round reopens its child."""
@@ -258,8 +276,7 @@ class LoopTracker:
     def log_epoch(self, round_index: int, stats: EpochStats) -> None:
         """One epoch's metrics on the round's child, step = epoch, as the epoch ends."""
         child = self.state["children"][str(round_index)]
-        for key, value in epoch_metrics(stats).items():
-            self._log_metric(child, key, value, stats.epoch)
+        self._log_metrics(child, epoch_metrics(stats), stats.epoch)
 
     def log_round(self, record: RoundRecord, kept_sample: list[dict] | None) -> None:
         """The round's sectioned metrics on the parent (step = round); on its child, the answer
@@ -268,10 +285,8 @@ class LoopTracker:
         in every child, so children compare."""
         round_index = record.round
         child = self.state["children"][str(round_index)]
-        for key, value in round_metrics(record, self.operators).items():
-            self._log_metric(self.parent_run_id, key, value, round_index)
-        for key, value in accuracy_metrics(record).items():
-            self._log_metric(child, key, value, round_index)
+        self._log_metrics(self.parent_run_id, round_metrics(record, self.operators), round_index)
+        self._log_metrics(child, accuracy_metrics(record), round_index)
         self._log_params_once(child, round_params(record, self.operators))
         self.client.log_dict(child, record.to_dict(), "metrics.json")
         if record.precision is not None:
@@ -293,10 +308,9 @@ class LoopTracker:
         """Parameters are write-once in MLflow: a retried round logs the ones it has not, and a value
         that differs from its first try goes to the tag ``compaug.retry.<key>`` instead."""
         logged = self.client.get_run(run_id).data.params
+        log_params(self.client, run_id, {key: value for key, value in params.items() if key not in logged})
         for key, value in params.items():
-            if key not in logged:
-                self.client.log_param(run_id, key, value)
-            elif logged[key] != value:
+            if key in logged and logged[key] != value:
                 self.client.set_tag(run_id, f"compaug.retry.{key}", value)
 
     def end_round(self, round_index: int, status: str = "FINISHED") -> None:
@@ -316,10 +330,10 @@ class LoopTracker:
     def log_control(self, control: RoundRecord, last_round: int) -> None:
         """The equal-update control's accuracies on the parent (``control/acc/<set>``, at the last
         round's step, beside ``acc/<set>``) and its record as ``control.json``."""
-        for name, m in control.tests.items():
-            self._log_metric(self.parent_run_id, f"control/acc/{name}", round(m.answer_acc, 4), last_round)
+        values = {f"control/acc/{name}": round(m.answer_acc, 4) for name, m in control.tests.items()}
         if control.valid_answer_acc is not None:
-            self._log_metric(self.parent_run_id, "control/acc/valid", round(control.valid_answer_acc, 4), last_round)
+            values["control/acc/valid"] = round(control.valid_answer_acc, 4)
+        self._log_metrics(self.parent_run_id, values, last_round)
         self.client.log_dict(self.parent_run_id, control.to_dict(), "control.json")
 
     def finish(self, status: str = "FINISHED") -> None:

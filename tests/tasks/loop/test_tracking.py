@@ -68,3 +68,24 @@ def test_a_store_locked_while_a_stop_unwinds_is_a_warning_and_a_resume_ends_the_
     assert resumed.parent_run_id == tracker.parent_run_id
     assert end_after_error(lambda: resumed.finish("FINISHED"), "run") is None
     assert resumed.client.get_run(resumed.parent_run_id).info.status == "FINISHED"
+
+
+def test_params_and_metrics_go_in_batches_within_mlflows_limits_and_a_logged_value_stays(tmp_path):
+    from mlflow.entities import Metric
+
+    from tasks.loop.tracking import MAX_METRICS_PER_BATCH, MAX_PARAMS_PER_BATCH
+
+    (tmp_path / "run").mkdir()
+    many = {f"p{i:03d}": str(i) for i in range(2 * MAX_PARAMS_PER_BATCH + 7)}  # three batches
+    tracker = LoopTracker.open(f"sqlite:///{tmp_path / 'mlflow.db'}", "exp", tmp_path / "run", {**PARAMS, **many},
+                               None, "name")
+    client = tracker.client
+    assert {k: v for k, v in client.get_run(tracker.parent_run_id).data.params.items() if k in many} == many
+    child = tracker.start_round(0, None)
+    client.log_batch(child, metrics=[Metric("epoch/loss", 9.0, 0, 1)])  # a first try's value of epoch 1
+    tracker.logged[child] = {("epoch/loss", 1)}
+    values = {f"m{i}": float(i) for i in range(MAX_METRICS_PER_BATCH + 5)}  # two batches
+    tracker._log_metrics(child, {**values, "epoch/loss": 1.5}, 1)
+    data = client.get_run(child).data.metrics
+    assert {k: data[k] for k in values} == values
+    assert [m.value for m in client.get_metric_history(child, "epoch/loss")] == [9.0]  # the first value stays

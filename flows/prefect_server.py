@@ -17,8 +17,10 @@ in every process started from it, so Dask workers use this server instead of sta
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -38,27 +40,87 @@ runpy.run_module("uvicorn", run_name="__main__", alter_sys=True)
 """
 
 
-def _server_class():
-    import prefect
-    from prefect.server.api.server import SubprocessASGIServer
-    from prefect.settings import get_current_settings
+class TemporaryServer:
+    """Prefect's temporary server, in a session of its own and tied to this process's life.
 
-    class DetachedServer(SubprocessASGIServer):
-        """Prefect's temporary server, in its own session and tied to this process's life."""
+    It runs what Prefect's ``SubprocessASGIServer`` runs (prefect/server/api/server.py, prefect 3.8.8: uvicorn
+    serving ``prefect.server.api.server:create_app`` with the UI off and this process's Prefect settings), and
+    waits for its health check as Prefect does, but without importing Prefect's server package here: the client
+    never uses it, and importing it took 4-5 s of every ``compaug run`` before the server's own start."""
 
-        _instances: dict = {}  # not Prefect's registry: Prefect's own `SubprocessASGIServer()` never returns it
+    def __init__(self) -> None:
+        self.port: int | None = None
+        self.process: subprocess.Popen | None = None
 
-        def _run_uvicorn_command(self) -> subprocess.Popen:
-            # Prefect's arguments and environment (SubprocessASGIServer._run_uvicorn_command, prefect 3.8.8).
-            env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
-                   "PREFECT__SERVER_FINAL": "1", **get_current_settings().to_environment_variables(exclude_unset=True)}
-            return subprocess.Popen(
-                [sys.executable, "-c", _LAUNCHER, str(os.getpid()),
-                 "--app-dir", str(prefect.__module_path__.parent), "--factory", "prefect.server.api.server:create_app",
-                 "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "error", "--lifespan", "on"],
-                env=env, start_new_session=True)
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
 
-    return DetachedServer
+    def _launch(self) -> subprocess.Popen:
+        import prefect
+        from prefect.settings import get_current_settings
+
+        env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
+               "PREFECT__SERVER_FINAL": "1", **get_current_settings().to_environment_variables(exclude_unset=True)}
+        self.port = _free_port()
+        return subprocess.Popen(
+            [sys.executable, "-c", _LAUNCHER, str(os.getpid()),
+             "--app-dir", str(prefect.__module_path__.parent), "--factory", "prefect.server.api.server:create_app",
+             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "error", "--lifespan", "on"],
+            env=env, start_new_session=True)
+
+    def start(self) -> None:
+        """Start it and return once it answers its health check; an error if it exits or does not answer
+        within ``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``."""
+        import httpx
+        from prefect.logging import get_logger
+        from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
+
+        timeout = PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
+        deadline = time.monotonic() + timeout
+        self.process = self._launch()
+        get_logger().info("Starting temporary server on http://127.0.0.1:%s", self.port)
+        with httpx.Client() as client:
+            while True:
+                status = self.process.poll()
+                if status == 3 and time.monotonic() < deadline:  # uvicorn could not bind: the port was taken
+                    self.process = self._launch()
+                    continue
+                if status is not None:
+                    self.process = None
+                    raise RuntimeError(f"the temporary Prefect server exited with status {status} as it started")
+                try:
+                    if client.get(f"{self.api_url}/health").status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"the temporary Prefect server did not answer within {timeout} s "
+                                       "(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS)")
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        """Terminate it (kill it after 5 s, as Prefect does) and reap it."""
+        if self.process is None:
+            return
+        from prefect.logging import get_logger
+
+        get_logger().info("Stopping temporary server on http://127.0.0.1:%s", self.port)
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+
+def _free_port() -> int:
+    """A port of 127.0.0.1 that no socket holds now (the kernel's choice)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def _drain_prefect_clients() -> None:
@@ -83,7 +145,7 @@ def temporary_server() -> Iterator[str | None]:
     if PREFECT_API_URL.value():
         yield None
         return
-    server = _server_class()()
+    server = TemporaryServer()
     previous = os.environ.get("PREFECT_API_URL")
     try:
         server.start()
@@ -91,7 +153,7 @@ def temporary_server() -> Iterator[str | None]:
         refresh_global_settings_context()
         yield server.api_url
     finally:
-        if server.running:
+        if server.process is not None:
             _drain_prefect_clients()
         if previous is None:
             os.environ.pop("PREFECT_API_URL", None)

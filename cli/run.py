@@ -223,11 +223,7 @@ def run_command(args: argparse.Namespace) -> int:
     from tasks.loop.startup import claim_run
 
     held = claim_run(params)  # run directory in use, data changed: one line before any flow run or MLflow change
-    server = None
     try:
-        from flows.prefect_server import launch_temporary_server
-
-        server = launch_temporary_server()  # starts up while the flow's modules import (about 5 s of each)
         from flows.augment_loop import augment_loop
 
         print(f"compaug run: {params.data.format} data, solver {params.solver.name}, {params.loop.rounds} rounds, "
@@ -235,10 +231,8 @@ def run_command(args: argparse.Namespace) -> int:
         from flows.signals import run_stoppable
 
         result = run_stoppable("run", f"run directory {params.run_dir()} can be resumed by running the same command",
-                               lambda: augment_loop(params), server)
+                               lambda: augment_loop(params))
     finally:
-        if server is not None:
-            server.stop()  # where run_stoppable did not (an import failed): nothing is left running
         held.close()
     print(result_json(result) if args.json else format_summary(result))
     return 0

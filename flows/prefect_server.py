@@ -69,22 +69,17 @@ class TemporaryServer:
              "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "error", "--lifespan", "on"],
             env=env, start_new_session=True)
 
-    def launch(self) -> None:
-        """Start its process and return at once: it starts up (about 8-10 s on 2 cores) while this process goes
-        on (``wait`` then waits for it)."""
-        self.process = self._launch()
-        from prefect.logging import get_logger
-
-        get_logger().info("Starting temporary server on http://127.0.0.1:%s", self.port)
-
-    def wait(self) -> None:
-        """Return once it answers its health check; an error if it exits or does not answer within
-        ``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (counted from here)."""
+    def start(self) -> None:
+        """Start it and return once it answers its health check; an error if it exits or does not answer
+        within ``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``."""
         import httpx
+        from prefect.logging import get_logger
         from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
 
         timeout = PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
         deadline = time.monotonic() + timeout
+        self.process = self._launch()
+        get_logger().info("Starting temporary server on http://127.0.0.1:%s", self.port)
         with httpx.Client() as client:
             while True:
                 status = self.process.poll()
@@ -140,36 +135,20 @@ def _drain_prefect_clients() -> None:
         pass
 
 
-def launch_temporary_server() -> TemporaryServer | None:
-    """The temporary server's process started now, to start up while this process imports what it needs
-    (``compaug run``'s flow: about 5 s of imports); None when ``PREFECT_API_URL`` names a server. Hand it to
-    ``temporary_server``, which waits for it and stops it; the caller stops it if it never gets there."""
-    from prefect.settings import PREFECT_API_URL
-
-    if PREFECT_API_URL.value():
-        return None
-    server = TemporaryServer()
-    server.launch()
-    return server
-
-
 @contextmanager
-def temporary_server(launched: TemporaryServer | None = None) -> Iterator[str | None]:
+def temporary_server() -> Iterator[str | None]:
     """A temporary Prefect server for the commands in this block, unless one is configured: yields its API
-    URL (None when ``PREFECT_API_URL`` already names a server, which is then left alone). ``launched``: one
-    ``launch_temporary_server`` started earlier, waited for here instead of starting another."""
+    URL (None when ``PREFECT_API_URL`` already names a server, which is then left alone)."""
     from prefect.context import refresh_global_settings_context
     from prefect.settings import PREFECT_API_URL
 
-    if launched is None and PREFECT_API_URL.value():
+    if PREFECT_API_URL.value():
         yield None
         return
-    server = launched or TemporaryServer()
+    server = TemporaryServer()
     previous = os.environ.get("PREFECT_API_URL")
     try:
-        if server.process is None:
-            server.launch()
-        server.wait()
+        server.start()
         os.environ["PREFECT_API_URL"] = server.api_url  # this process, and Dask workers started from it
         refresh_global_settings_context()
         yield server.api_url

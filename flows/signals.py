@@ -175,16 +175,16 @@ def crash_abandoned(mlflow_client, mlflow_run_id: str, current: str | None, logg
         logger.warning("could not mark earlier flow runs of this run directory Crashed: %s", err)
 
 
-def run_stoppable(command: str, resume_hint: str, body: Callable[[], T], server=None) -> T:
-    """``body()`` with a temporary Prefect server (when none is configured; ``server``: one already launched,
-    flows/prefect_server.py) and an orderly stop on SIGINT or SIGTERM; a stop prints one line,
-    ``compaug COMMAND: stopped by SIGTERM; RESUME_HINT``, and exits with 128 + the signal's number."""
+def run_stoppable(command: str, resume_hint: str, body: Callable[[], T]) -> T:
+    """``body()`` with a temporary Prefect server (when none is configured) and an orderly stop on SIGINT or
+    SIGTERM; a stop prints one line, ``compaug COMMAND: stopped by SIGTERM; RESUME_HINT``, and exits with
+    128 + the signal's number."""
     from flows.prefect_server import temporary_server
 
     del _crashed_flow_runs[:], _received[:], _swallowed[:]
     with _stop_handlers():
         try:
-            with temporary_server(server):
+            with temporary_server():
                 try:
                     return body()
                 except BaseException as err:

@@ -17,8 +17,9 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
   it (a graphed step's shapes captured there): issue #32's figure a batch as it first measured it (a profile of 5
   training batches), where the steady step is one fixed batch;
 - with ``--reference-epochs N``: the public GTS (``../shared/reference-gts``, GPL-3, a separate
-  process, never imported) trained N epochs on the same train side on the same device, right after,
-  and the ratio of milliseconds a problem (its epochs after the first, medians);
+  process, never imported) trained N epochs on the same train side on the same device, first (so a run cut by
+  its time limit still has its baseline), and each step's ratio of milliseconds a problem as the step finishes
+  (its epochs after the first, medians);
 - with ``--steps rowwise,graphed``: every figure again for the training step that replays the decoder's
   pass as one CUDA graph a padded batch shape (solvers/gts_graphs.py; fp32 only), keyed ``fp32-graphed``;
   ``graphed-whole`` likewise for the step that replays the encoder in that graph too (``fp32-graphed-whole``);
@@ -30,6 +31,9 @@ Per dataset (MAWPS, Math23K; 80/20 train/test split, seed 0) and precision (fp32
     .venv/bin/python bench/gpu_speed.py --device cpu --datasets mawps --precisions fp32 --epochs 1
     .venv/bin/python bench/gpu_speed.py --device cuda --epochs 3 --reference-epochs 3 --out gpu.json
     python bench/gpu_speed.py --device cuda --datasets mawps --precisions fp32 --steps rowwise,graphed --epochs 3
+
+``--out`` is written again after the baseline and after each step, so a run its caller's time limit ends keeps
+every figure it printed (the GPU sessions run under one).
 """
 from __future__ import annotations
 
@@ -169,6 +173,19 @@ def whole_training_line(name: str, label: str, row: dict, ref: dict) -> str:
             f"{row['training_vs_reference']:.2f}x")
 
 
+def side_by_side_lines(name: str, device: str, label: str, row: dict, ref: dict) -> list[str]:
+    """A timed step's ratios to the public GTS's epoch (``ref``), stored in ``row``: milliseconds a problem,
+    a whole training (:func:`whole_training_line`) and, for a step that captures, without its captures' seconds."""
+    row["speedup_vs_reference"] = ratio = ref["ms_per_problem"] / row["ms_per_problem"]
+    lines = [f"  side by side ({name}, {device}): compaug {label} {row['ms_per_problem']:.2f} ms a problem, "
+             f"reference {ref['ms_per_problem']:.2f}: compaug {ratio:.2f}x", whole_training_line(name, label, row, ref)]
+    if "ms_per_problem_without_captures" in row:
+        row["speedup_vs_reference_without_captures"] = steady = ref["ms_per_problem"] / row[
+            "ms_per_problem_without_captures"]
+        lines.append(f"  side by side ({name}, {device}): compaug {label} without its captures' seconds {steady:.2f}x")
+    return lines
+
+
 def step_runs(steps: str, precisions: str, teacher_passes: str) -> list[Run]:
     """The :class:`Run` of each step and precision: a step given as ``step:pass`` takes that teacher pass,
     ``step:pass:rounding`` that rounding of a shape-fixed step's shapes too (default coarse), and
@@ -239,6 +256,11 @@ def main(argv=None) -> int:
         parts = figures["parts_fp32"] = part_ops(args, train, device)
         print("  fp32 parts of a batch (aten ops): " + ", ".join(f"{k} {v}" for k, v in parts.items()), flush=True)
         runs = step_runs(args.steps, args.precisions, args.teacher_passes)
+        ref = None
+        if args.reference_epochs and not args.skip_timing:
+            ref = figures["reference"] = run_reference(DATA[name], train, test, args.reference_epochs, args.threads,
+                                                       device)
+            save(args.out, report)
         for run in runs:
             label = run.label
             row = figures[label] = ops_per_batch(args, train, device, run)
@@ -263,6 +285,7 @@ def main(argv=None) -> int:
             if args.epoch_batches:
                 row["epoch_batches"] = epoch_counts(args, train, device, run, args.epoch_batches)
                 print(epoch_line(label, row["epoch_batches"]), flush=True)
+            save(args.out, report)  # the counts, before the step's timed training
             if args.skip_timing:
                 continue
             row.update(timed_training(args, train, test, device, run))
@@ -272,23 +295,19 @@ def main(argv=None) -> int:
                   + (f"; peak GPU memory {row['peak_gpu_mb']:.0f} MB" if device == "cuda" else ""), flush=True)
             if "captures" in row:
                 print(capture_line(label, row), flush=True)
-        if args.reference_epochs and not args.skip_timing:
-            ref = figures["reference"] = run_reference(DATA[name], train, test, args.reference_epochs, args.threads,
-                                                       device)
-            for label in (run.label for run in runs):
-                ratio = ref["ms_per_problem"] / figures[label]["ms_per_problem"]
-                figures[label]["speedup_vs_reference"] = ratio
-                print(f"  side by side ({name}, {device}): compaug {label} {figures[label]['ms_per_problem']:.2f} "
-                      f"ms a problem, reference {ref['ms_per_problem']:.2f}: compaug {ratio:.2f}x", flush=True)
-                print(whole_training_line(name, label, figures[label], ref), flush=True)
-                if "ms_per_problem_without_captures" in figures[label]:
-                    steady_ratio = ref["ms_per_problem"] / figures[label]["ms_per_problem_without_captures"]
-                    figures[label]["speedup_vs_reference_without_captures"] = steady_ratio
-                    print(f"  side by side ({name}, {device}): compaug {label} without its captures' seconds "
-                          f"{steady_ratio:.2f}x", flush=True)
-    if args.out:
-        Path(args.out).write_text(json.dumps(report, indent=2))
+            if ref is not None:
+                print("\n".join(side_by_side_lines(name, device, label, row, ref)), flush=True)
+            save(args.out, report)
+    save(args.out, report)
     return 0
+
+
+def save(out: str | None, report: dict) -> None:
+    """``report`` as JSON at ``out`` (if given), replaced whole: a reader never finds half a file."""
+    if out:
+        tmp = Path(out).with_name(Path(out).name + ".tmp")
+        tmp.write_text(json.dumps(report, indent=2))
+        tmp.replace(out)
 
 
 if __name__ == "__main__":

@@ -136,3 +136,35 @@ def test_the_epoch_counts_profile_the_trainers_own_batches_in_its_order():
     assert sum(e.count for e in prof.key_averages() if e.key.startswith("aten::")) > ops[0]
     assert "first 5 batches" in gpu_speed.epoch_line("fp32", whole) and "aten ops a batch" in \
         gpu_speed.epoch_line("fp32", whole)
+
+
+def test_each_finished_step_is_set_against_the_reference_as_it_finishes():
+    ref = {"ms_per_problem": 8.0, "epoch_s": 12.0}
+    row = {"ms_per_problem": 2.0, "training_s": 9.0, "epoch_seconds": [4.0, 2.5, 2.5],
+           "ms_per_problem_without_captures": 1.0}
+    lines = gpu_speed.side_by_side_lines("mawps", "cuda", "fp32-graphed", row, ref)
+    assert row["speedup_vs_reference"] == 4.0 and row["speedup_vs_reference_without_captures"] == 8.0
+    assert row["training_vs_reference"] == 4.0  # 3 x 12 s against 9 s
+    assert "compaug fp32-graphed 2.00 ms a problem, reference 8.00: compaug 4.00x" in lines[0]
+    assert len(lines) == 3 and "without its captures' seconds 8.00x" in lines[2]
+    plain = {"ms_per_problem": 4.0, "training_s": 12.0, "epoch_seconds": [6.0, 6.0]}
+    assert len(gpu_speed.side_by_side_lines("mawps", "cpu", "fp32", plain, ref)) == 2  # no captures, no third line
+
+
+def test_a_run_that_stops_at_a_later_step_keeps_the_finished_steps_figures(tmp_path):
+    import json
+
+    import pytest
+
+    from tests.shared_data import require_files
+
+    require_files(["../shared/data/mawps/MAWPS.json"])
+    out = tmp_path / "gpu.json"
+    # on the CPU the graphed step refuses to start: the run stops there, as a time limit would stop it
+    with pytest.raises(ValueError, match="CUDA device"):
+        gpu_speed.main(["--device", "cpu", "--datasets", "mawps", "--precisions", "fp32", "--hidden", "8",
+                        "--embedding", "4", "--skip-timing", "--steps", "rowwise,graphed", "--out", str(out)])
+    report = json.loads(out.read_text())
+    mawps = report["datasets"]["mawps"]
+    assert mawps["fp32"]["aten_ops"] > 0 and mawps["fp32"]["steady_step"]["aten_ops"] > 0
+    assert "fp32-graphed" not in mawps and not list(tmp_path.glob("*.tmp"))

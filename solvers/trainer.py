@@ -26,6 +26,7 @@ import functools
 import math
 import random
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Iterator, Protocol, Sequence
 
@@ -196,6 +197,22 @@ def autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
     return torch.bfloat16
 
 
+def cpu_has_bf16_products() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware (AVX512-BF16 or AMX). Without either, torch emulates
+    bfloat16 products: on a 2-core AVX2 CPU a paper-size GTS's MAWPS epoch took 957 s in bf16 against 32 s in
+    float32 (docs/solvers.md, session 46)."""
+    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+
+
+def slow_precision_warning(device: torch.device, amp_dtype: torch.dtype | None) -> str | None:
+    """What to tell a user whose training will autocast to bfloat16 on a CPU that emulates it; None otherwise."""
+    if device.type != "cpu" or amp_dtype != torch.bfloat16 or cpu_has_bf16_products():
+        return None
+    return ("precision bf16 on a CPU without bfloat16 hardware (no AVX512-BF16 or AMX): its products are emulated, "
+            "about 30x slower than float32 (a paper-size GTS epoch: 957 s against 32 s on a 2-core AVX2 CPU, "
+            "docs/solvers.md); use precision fp32 (or auto, float32 on a CPU)")
+
+
 def make_optimizer(model: torch.nn.Module, config: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
     """The training's Adam: a model may ask for parameter groups (a pretrained encoder fine-tuned with a
     smaller learning rate); fused, one kernel over all parameters (on CPU about 5x faster than the
@@ -307,6 +324,8 @@ def train_model(model: torch.nn.Module, encoding: Encoding, train: Sequence[Prob
     optimizer = make_optimizer(model, config, device)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, config.lr_halving_epochs), gamma=0.5)
     amp_dtype = autocast_dtype(device, config.precision)  # resolved once, not per batch
+    if (slow := slow_precision_warning(device, amp_dtype)) is not None:
+        warnings.warn(slow, RuntimeWarning, stacklevel=2)
     # float16 gradients underflow without loss scaling; bfloat16 has float32's range and needs none
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
     loss_of = shape_fixed_loss(model, config, device, amp_dtype)

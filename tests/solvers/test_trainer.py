@@ -328,3 +328,30 @@ def test_the_epoch_loss_is_the_mean_of_its_steps_read_once_and_the_bar_shows_it(
     assert len(steps) == 2 * n
     assert [e.train_loss for e in result.epochs] == [sum(steps[:n]) / n, sum(steps[n:]) / n]  # exactly
     assert bars[0].postfix == f"loss={result.epochs[-1].train_loss:.3f}"
+
+
+def test_bf16_on_a_cpu_that_emulates_it_warns_at_the_start_and_nowhere_else(monkeypatch):
+    import warnings
+
+    from solvers import trainer
+
+    problems = toy_problems()[:8]
+
+    def warned(precision):
+        solver = GTSSolver(GTSConfig(embedding_size=8, hidden_size=8, min_count=1))
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            solver.fit(problems, [], TrainConfig(epochs=2, batch_size=4, progress=False, seed=0, device="cpu",
+                                                 precision=precision))
+        return [w for w in seen if "bfloat16 hardware" in str(w.message)]
+
+    monkeypatch.setattr(trainer, "cpu_has_bf16_products", lambda: False)  # an AVX2 CPU, as this project's CI has
+    emulated = warned("bf16")
+    assert len(emulated) == 1 and emulated[0].category is RuntimeWarning  # once a training, not once a batch
+    assert "precision fp32" in str(emulated[0].message)
+    assert warned("fp32") == [] and warned("auto") == []  # auto is float32 on a CPU
+    monkeypatch.setattr(trainer, "cpu_has_bf16_products", lambda: True)  # AVX512-BF16 or AMX
+    assert warned("bf16") == []
+    assert trainer.slow_precision_warning(torch.device("cuda"), torch.bfloat16) is None  # a GPU has its own bf16
+    monkeypatch.undo()
+    assert trainer.cpu_has_bf16_products() in (True, False)  # the probe runs on this CPU, whatever it has

@@ -24,6 +24,7 @@ import copy
 import dataclasses
 import functools
 import math
+import platform
 import random
 import time
 import warnings
@@ -197,20 +198,24 @@ def autocast_dtype(device: torch.device, precision: str) -> torch.dtype | None:
     return torch.bfloat16
 
 
-def cpu_has_bf16_products() -> bool:
-    """Whether this CPU multiplies bfloat16 in hardware (AVX512-BF16 or AMX). Without either, torch emulates
-    bfloat16 products: on a 2-core AVX2 CPU a paper-size GTS's MAWPS epoch took 957 s in bf16 against 32 s in
-    float32 (docs/solvers.md, session 46)."""
-    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+def cpu_emulates_bf16() -> bool:
+    """Whether this CPU is known to lack bfloat16 products in hardware: an x86 CPU with neither AVX512-BF16 nor AMX,
+    where torch emulates them (on a 2-core AVX2 CPU a paper-size GTS's MAWPS epoch took 957 s in bf16 against 32 s
+    in float32; docs/solvers.md, session 46). Other CPUs (ARM, whose newer cores have BF16 instructions) and a torch
+    without these probes are not judged."""
+    if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686"):
+        return False
+    probes = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    return all(probe is not None for probe in probes) and not any(probe() for probe in probes)
 
 
 def slow_precision_warning(device: torch.device, amp_dtype: torch.dtype | None) -> str | None:
     """What to tell a user whose training will autocast to bfloat16 on a CPU that emulates it; None otherwise."""
-    if device.type != "cpu" or amp_dtype != torch.bfloat16 or cpu_has_bf16_products():
+    if device.type != "cpu" or amp_dtype != torch.bfloat16 or not cpu_emulates_bf16():
         return None
-    return ("precision bf16 on a CPU without bfloat16 hardware (no AVX512-BF16 or AMX): its products are emulated, "
-            "about 30x slower than float32 (a paper-size GTS epoch: 957 s against 32 s on a 2-core AVX2 CPU, "
-            "docs/solvers.md); use precision fp32 (or auto, float32 on a CPU)")
+    return ("precision bf16 on an x86 CPU without bfloat16 hardware (no AVX512-BF16 or AMX): its products are "
+            "emulated, about 30x slower than float32 (a paper-size GTS epoch: 957 s against 32 s on a 2-core AVX2 "
+            "CPU, docs/solvers.md); use precision fp32 (or auto, float32 on a CPU)")
 
 
 def make_optimizer(model: torch.nn.Module, config: TrainConfig, device: torch.device) -> torch.optim.Optimizer:

@@ -345,13 +345,13 @@ def test_bf16_on_a_cpu_that_emulates_it_warns_at_the_start_and_nowhere_else(monk
                                                  precision=precision))
         return [w for w in seen if "bfloat16 hardware" in str(w.message)]
 
-    monkeypatch.setattr(trainer, "cpu_has_bf16_products", lambda: False)  # an AVX2 CPU, as this project's CI has
+    monkeypatch.setattr(trainer, "cpu_emulates_bf16", lambda: True)  # an AVX2 CPU, as this project's CI has
     emulated = warned("bf16")
     assert len(emulated) == 1 and emulated[0].category is RuntimeWarning  # once a training, not once a batch
     assert "precision fp32" in str(emulated[0].message)
     assert warned("fp32") == [] and warned("auto") == []  # auto is float32 on a CPU
-    monkeypatch.setattr(trainer, "cpu_has_bf16_products", lambda: True)  # AVX512-BF16 or AMX
+    monkeypatch.setattr(trainer, "cpu_emulates_bf16", lambda: False)  # AVX512-BF16 or AMX, or not judged
     assert warned("bf16") == []
     assert trainer.slow_precision_warning(torch.device("cuda"), torch.bfloat16) is None  # a GPU has its own bf16
     monkeypatch.undo()
-    assert trainer.cpu_has_bf16_products() in (True, False)  # the probe runs on this CPU, whatever it has
+    assert trainer.cpu_emulates_bf16() in (True, False)  # the probe runs on this CPU, whatever it has

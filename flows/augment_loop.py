@@ -83,7 +83,11 @@ def run_round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, se
     try:
         record = _round(r, params, configs, run_dir, sets, gap, tracker, scoring, progress)
     except BaseException as err:
-        tracker.end_round(r, "FAILED" if isinstance(err, Exception) else "KILLED")
+        status = "FAILED" if isinstance(err, Exception) else "KILLED"
+        # a store failure here is not raised over ``err``: the parent's end (augment_loop) ends this child too,
+        # and warns if the store still fails
+        end_after_error(lambda: tracker.end_round(r, status), f"round {r}", err if status == "KILLED" else None,
+                        tracker.client)
         raise
     tracker.end_round(r, "FINISHED")
     progress.round_finished(r)
@@ -229,7 +233,8 @@ def _run_locked(params: LoopParams, run_dir: Path, logger, scoring: ScoringWorke
             key=f"compaug-{params.fingerprint()}-rounds", description=f"All rounds of {run_dir.name}")
     except BaseException as err:
         status = "KILLED" if is_stop(err) else "FAILED"  # KILLED: Ctrl-C or SIGTERM (flows/signals.py)
-        warning = end_after_error(lambda: tracker.finish(status), f"MLflow run {tracker.parent_run_id} ({status})")
+        warning = end_after_error(lambda: tracker.finish(status), f"MLflow run {tracker.parent_run_id} ({status})",
+                                  err if status == "KILLED" else None, tracker.client)
         if warning:
             logger.warning(warning)
         raise

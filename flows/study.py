@@ -246,7 +246,7 @@ def study_flow(params: StudyParams) -> dict[str, Any]:
             end_open_runs_below(client, client.get_run(parent).info.experiment_id, parent, status)
             client.set_terminated(parent, status)
 
-        warning = end_after_error(end, f"study run {parent} ({status})")
+        warning = end_after_error(end, f"study run {parent} ({status})", err if status == "KILLED" else None, client)
         if warning:
             logger.warning(warning)
         raise

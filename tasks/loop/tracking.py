@@ -343,12 +343,50 @@ class LoopTracker:
         self.client.set_terminated(self.parent_run_id, status)
 
 
-def end_after_error(end, what: str) -> str | None:
-    """Runs ``end`` (marking MLflow runs FAILED or KILLED while an error or a stop unwinds). A tracking store
+def release_interrupted_write(client, err: BaseException) -> None:
+    """Let go of what a write of this process that ``err`` interrupted still holds on ``client``'s store.
+
+    A stop (Ctrl-C, SIGTERM: a KeyboardInterrupt raised between two instructions) that lands inside an MLflow
+    write to SQLite can leave that write's transaction open, holding the database's write lock: SQLAlchemy
+    invalidates the connection, but a statement the unwinding frames still reference keeps it open, or the
+    connection goes back to the pool mid-transaction. The writes that end the runs KILLED then wait MLflow's
+    20 s busy timeout and fail ("database is locked"; seen in the test suite under load, and made every time by
+    interrupting a commit: tests/tasks/loop/test_tracking.py). So the finished frames of ``err``'s traceback
+    (and of the exceptions it chains) drop their locals, the garbage collector finalizes what they held, and
+    the store's connection pool is replaced: its connections close, and closing ends an open transaction.
+    Frames still running and generator frames are left alone; a store without an SQLAlchemy engine (a
+    tracking server) only has its frames cleared."""
+    import gc
+    import inspect
+
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        tb = err.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if not frame.f_code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+                try:
+                    frame.clear()
+                except RuntimeError:  # still running: this function's callers
+                    pass
+            tb = tb.tb_next
+        err = err.__cause__ or err.__context__
+    gc.collect()
+    engine = getattr(getattr(getattr(client, "_tracking_client", None), "store", None), "engine", None)
+    if engine is not None:
+        engine.dispose()
+
+
+def end_after_error(end, what: str, stop: BaseException | None = None, client=None) -> str | None:
+    """Runs ``end`` (marking MLflow runs FAILED or KILLED while an error or a stop unwinds), after
+    :func:`release_interrupted_write` of ``stop`` on ``client``'s store when the run is being stopped. A tracking store
     that fails then (an SQLite database another connection holds locked, a server gone) must not replace
     the error being raised: the stop would end as a crash. Returns the message to warn with, None when
     ``end`` succeeded; the run dir stays the record, and resuming the run ends its MLflow run."""
     try:
+        if stop is not None and client is not None:
+            release_interrupted_write(client, stop)
         end()
     except Exception as err:  # noqa: BLE001: any store failure; the error already unwinding is the one to raise
         return f"compaug: {what} could not be marked in MLflow ({type(err).__name__}: {err}); it stays RUNNING there"

@@ -70,6 +70,53 @@ def test_a_store_locked_while_a_stop_unwinds_is_a_warning_and_a_resume_ends_the_
     assert resumed.client.get_run(resumed.parent_run_id).info.status == "FINISHED"
 
 
+def _write_locked(database) -> bool:
+    """Whether another writer finds ``database`` locked (waiting 0.1 s, not MLflow's 20)."""
+    import sqlite3
+
+    other = sqlite3.connect(database, timeout=0.1, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError:
+        return True
+    finally:
+        other.close()
+
+
+def test_a_stop_inside_a_commit_leaves_no_lock_for_the_writes_that_end_the_run(tmp_path):
+    """A stop landing in MLflow's commit (the signal handler raises between two instructions) leaves the write's
+    transaction open while the stop unwinds. Unreleased, the round's KILLED write (the first a stopped round
+    makes: flows/augment_loop.py run_round) waits 20 s and fails, and a later write commits the stopped one
+    (both seen without the release; the first in the suite under load). The ending releases it first."""
+    from sqlalchemy import event
+
+    from flows.signals import Stopped
+    from tasks.loop.tracking import end_after_error
+
+    (tmp_path / "run").mkdir()
+    tracker = _open(tmp_path, "flow-a")
+    child = tracker.start_round(0, None)
+    engine = tracker.client._tracking_client.store.engine
+
+    def stop_here(connection):
+        event.remove(engine, "commit", stop_here)
+        raise Stopped(15)
+
+    event.listen(engine, "commit", stop_here)
+    try:
+        tracker.client.log_metric(child, "epoch/loss", 1.0, step=1)
+    except Stopped as stop:
+        assert _write_locked(tmp_path / "mlflow.db")  # what the ending would meet without the release
+        warnings = [end_after_error(lambda: tracker.end_round(0, "KILLED"), "round 0", stop, tracker.client),
+                    end_after_error(lambda: tracker.finish("KILLED"), "run (KILLED)", stop, tracker.client)]
+    assert warnings == [None, None]
+    assert not _write_locked(tmp_path / "mlflow.db")
+    assert [tracker.client.get_run(r).info.status for r in (tracker.parent_run_id, child)] == ["KILLED", "KILLED"]
+    assert "epoch/loss" not in tracker.client.get_run(child).data.metrics  # the stopped write was not committed
+
+
 def test_params_and_metrics_go_in_batches_within_mlflows_limits_and_a_logged_value_stays(tmp_path):
     from mlflow.entities import Metric
 

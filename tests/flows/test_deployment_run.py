@@ -48,7 +48,8 @@ def test_smoke_deployment_runs_to_completion_on_a_local_server(tmp_path):
     api = f"http://127.0.0.1:{port}/api"
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect-home"), PREFECT_API_URL=api,
                PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="true", MLFLOW_DISABLE_TELEMETRY="true",
-               PREFECT_LOGGING_LEVEL="WARNING")
+               PREFECT_LOGGING_LEVEL="WARNING",
+               PREFECT_WORKER_QUERY_SECONDS="2")  # a user's setting; Prefect's 10 s poll was idle time in the test
     logs = tmp_path / "logs"
     logs.mkdir()
     server = subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port),

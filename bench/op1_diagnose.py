@@ -41,7 +41,7 @@ def main() -> None:
     from tasks.augment import geca
     from tasks.augment.base import AugmentConfig, CandidateBatch, clause_units
     from tasks.augment.consistency import check_candidates
-    from tasks.augment.entities import predicate, read
+    from tasks.augment.entities import predicate
     from tasks.augment.verify import verify
 
     ap = argparse.ArgumentParser()
@@ -57,7 +57,6 @@ def main() -> None:
         current = "(donor index)"
         per: dict = defaultdict(Counter)
     watch = Watch()
-    host_of: dict[str, str] = {}
     real_abbrev = geca.has_abbreviation
 
     def watched(tokens):

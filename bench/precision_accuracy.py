@@ -115,7 +115,7 @@ def report_against(out_dir: Path, baseline_dir: Path, seeds: list[int], precisio
 def report(out_dir: Path, seeds: list[int], precisions: list[str]) -> None:
     runs = load_runs(out_dir, seeds, precisions)
     base, *others = precisions
-    print(f"\n| seed | " + " | ".join(f"{p}: test answer acc (epoch s)" for p in precisions) + " | "
+    print("\n| seed | " + " | ".join(f"{p}: test answer acc (epoch s)" for p in precisions) + " | "
           + " | ".join(f"{p} - {base}" for p in others) + " |")
     print("|---" * (1 + len(precisions) + len(others)) + "|")
     for seed in seeds:

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from mwp.expr import BinOp, iter_nodes, quantity_slots
 from mwp.problem import Problem
-from mwp.text import CLAUSE_END, clause_spans, is_number_token
+from mwp.text import clause_spans
 from tasks.augment import zh
 from tasks.augment.zh_reorder import question_clause
 from tasks.augment.base import CUE_WORDS_EN, UNIT_WORDS

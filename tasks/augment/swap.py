@@ -18,7 +18,7 @@ from lemminflect import getLemma
 
 from mwp.problem import Problem
 from tasks.augment.base import UNIT_WORDS, Slot, assemble, clause_units
-from tasks.augment.entities import _FUNCTION, INVARIANT, SINGULAR_PRONOUNS, entity_key, heads, names_in, plural, read, singular
+from tasks.augment.entities import _FUNCTION, INVARIANT, SINGULAR_PRONOUNS, entity_key, names_in, plural, read, singular
 from tasks.augment import zh
 from tasks.augment.licence import attested, verb_refusal
 from tasks.augment.morph import lemma

@@ -8,7 +8,7 @@ import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from mwp.durable import sync_tree
 from mwp.problem import Problem, write_jsonl

@@ -4,7 +4,6 @@ Accuracies are read at the cell's final round (round T for loop arms, never the 
 arms a table shows, and against which baseline, is each arm's record (tasks/study/arms.py)."""
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence

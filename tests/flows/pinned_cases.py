@@ -60,7 +60,6 @@ def run_dirs() -> dict[str, str]:
 
     from flows.params import QUICK_RUN, LoopParams
     from flows.study import StudyParams
-    from tasks.study.grid import Cell
 
     out = {"quick-run": str(LoopParams.model_validate(first_tie(QUICK_RUN)).run_dir())}
     for name, values in LOOP_CASES.items():

@@ -7,7 +7,6 @@ from mwp.expr import to_infix
 from tasks.augment import zh as zh_reader
 from tasks.augment.base import AugmentConfig
 from tasks.augment.consistency import consistency_reason
-from tasks.augment.entities import predicate
 from tasks.augment.geca import geca_op1
 from tasks.augment.verify import verify
 from tests.tasks.augment.zh_cases import refusal, zh

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tasks.dbca.divergence import DivergenceTracker, FeatureIndex
-from tasks.dbca.splitter import SplitConfig, greedy_split, iid_split, measure_divergences, random_assignment
+from tasks.dbca.splitter import SplitConfig, greedy_split, iid_split, measure_divergences
 
 
 def _toy():

@@ -57,7 +57,7 @@ def test_a_state_left_by_another_training_is_discarded_with_a_warning(tmp_path, 
     with caplog.at_level("WARNING"):  # the pool changed since: the round trains from its first epoch
         train_solver(problems, problems[:4], "gts", GTS, config, tmp_path / "y", on_epoch=lambda s: seen.append(s.epoch))
     assert seen == [1, 2] and "saved by another training (differs in: initial weights, training problems)" in caplog.text
-    plain = train_solver(problems, problems[:4], "gts", GTS, replace(config, resume_dir=None), tmp_path / "z")
+    train_solver(problems, problems[:4], "gts", GTS, replace(config, resume_dir=None), tmp_path / "z")
     a, b = _weights(tmp_path / "y"), _weights(tmp_path / "z")
     assert all(torch.equal(a[k], b[k]) for k in a)
 

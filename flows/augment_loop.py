@@ -60,6 +60,18 @@ def _rounded(value: Any) -> Any:
     return round(value, 4) if isinstance(value, float) else value
 
 
+def round_done_line(r: int, metrics: dict[str, float]) -> str:
+    """The log line that ends round ``r``: its figures, with the rejections by reason (already logged by the
+    round's generation, and kept in MLflow and the round's metrics.json) summed into one count."""
+    shown = {k: _rounded(v) for k, v in metrics.items() if not k.startswith("rejected_")}
+    reasons = {k: v for k, v in metrics.items() if k.startswith("rejected_")}
+    line = f"round {r} done: {shown}"
+    if reasons:
+        line += (f"; {int(sum(reasons.values()))} candidates rejected for {len(reasons)} reasons "
+                 f"(by reason: the generation's line, MLflow, round_{r:02d}/metrics.json)")
+    return line
+
+
 def _epoch_callback(r: int, tracker: LoopTracker, progress: LoopProgress) -> Callable[[EpochStats], None]:
     """The trainer's ``on_epoch``: each epoch to the round's MLflow child as it ends, and to the user."""
     show = progress.training(r)
@@ -155,7 +167,7 @@ def _round(r: int, params: LoopParams, configs: RunConfigs, run_dir: Path, sets:
                           key=f"compaug-{params.fingerprint()}-round-{r}",
                           description=f"Round {r} of {loop.rounds}: pool, candidates, kept, accuracies")
     rundir.write_record(run_dir, record)  # written last: the round is complete
-    logger.info("round %d done: %s", r, {k: _rounded(v) for k, v in record.metrics().items()})
+    logger.info(round_done_line(r, record.metrics()))
     return record
 
 

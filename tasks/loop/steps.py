@@ -70,9 +70,10 @@ def train_solver(pool_path: Path, valid_path: Path, solver_name: str, solver_con
     train = read_problems_jsonl(pool_path)
     summary = training.train_solver(train, read_problems_jsonl(valid_path), solver_name, solver_config, train_config,
                                     checkpoint_dir, warm_start_from, on_epoch)
+    acc = summary.best_valid_answer_acc
     get_run_logger().info("trained %s (%s) on %d problems in %.1fs; best epoch %d (valid acc %s)", solver_name,
                           summary.precision, len(train), summary.seconds, summary.best_epoch,
-                          summary.best_valid_answer_acc)
+                          "none" if acc is None else f"{acc:.4f}")
     return summary
 
 
@@ -96,8 +97,9 @@ def generate_candidates(pool_path: Path, out_path: Path, config: AugmentConfig, 
     batch = generate(read_problems_jsonl(pool_path), config, round_index, index)
     write_jsonl(batch.candidates, out_path)
     by_operator = Counter(c.provenance.operator for c in batch.candidates)
+    rejected = dict(sorted(batch.rejected.items(), key=lambda kv: (-kv[1], kv[0])))  # the largest first
     get_run_logger().info("round %d: %d verified candidates (%s), rejected %s", round_index, len(batch.candidates),
-                          dict(by_operator), dict(batch.rejected) or "none")
+                          dict(by_operator), rejected or "none")
     return {"candidates": len(batch.candidates) + sum(batch.rejected.values()), "verified": len(batch.candidates),
             "rejected": dict(batch.rejected), "verified_by_operator": dict(by_operator)}
 

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from flows.augment_loop import EPOCH_FAULT_ENV, FAULT_ENV, augment_loop
+from flows.augment_loop import EPOCH_FAULT_ENV, FAULT_ENV, augment_loop, round_done_line
 from flows.params import LoopParams, LoopSettings
 from mwp.problem import read_problems_jsonl
 from tasks.loop import rundir
@@ -81,6 +81,19 @@ def test_round_files_exist(finished_run):
     assert 0.0 <= metrics["tests"]["iid"]["answer_acc"] <= 1.0
     assert metrics["precision"] == "fp32"  # what the round trained in: the toy GTS is float32 under auto
     assert rundir.read_record(run_dir, 2) == result["rounds"][2]  # the record round-trips through its file
+
+
+def test_a_rounds_last_line_sums_its_rejections_and_keeps_every_other_figure(finished_run):
+    params, result = finished_run
+    record = result["rounds"][1]
+    rejected = json.loads((rundir.round_dir(params.run_dir(), 1) / "metrics.json").read_text())["generation"]["rejected"]
+    assert rejected  # the tiny corpus gives op1 candidates that the checks refuse
+    line = round_done_line(1, record.metrics())
+    assert line.startswith("round 1 done: {") and "rejected_" not in line
+    assert f"; {sum(rejected.values())} candidates rejected for {len(rejected)} reasons" in line
+    kept = [k for k in record.metrics() if not k.startswith("rejected_")]
+    assert "pool_size" in kept and "kept" in kept and all(f"'{k}': " in line for k in kept)
+    assert round_done_line(0, result["rounds"][0].metrics()).endswith("}")  # round 0 generates nothing
 
 
 def _children(client, result) -> dict[int, object]:

@@ -53,7 +53,8 @@
 # CUDA_TESTS=0 leaves step 2 out (a second call right after one that ran it).
 # MAWPS_SPEED=0 leaves step 1 out (a second call right after one that ran it).
 # TINY=1 runs the same steps at toy size on the CPU (a check of this script; test_cuda skips there; put the
-# virtual environment's python first on PATH).
+# virtual environment's python first on PATH); a graphed step, named by ARMS or chosen by GRAPHED, runs as dense
+# there (its pass eager, the same rounding, fusion and bucketing): the CPU captures no CUDA graph.
 set -u
 START=$(date +%s)
 LIMIT=${LIMIT:-480}  # seconds the whole script may take (timeout_s of the run call: LIMIT + 30)
@@ -83,6 +84,8 @@ if [ "${TINY:-0}" = 1 ]; then
   [ $FUSE_ARMS = 1 ] && TINY_STEPS=rowwise,dense,dense:waves:coarse:inductor,dense:waves:fine
   [ "${GRAPHED:-0}" = 1 ] && SPEED+=(--steps $TINY_STEPS --teacher-passes waves,positions)
   SPEED23=(--device cpu --datasets math23k --precisions fp32 --hidden 16 --embedding 8 --skip-timing)
+  [ "${GRAPHED:-0}" = 1 ] && SPEED23+=(--steps dense,dense:waves:fine)  # the CUDA arms below, their passes eager
+  [ "${GRAPHED:-0}" = 1 ] && [ $FUSE_ARMS = 1 ] && SPEED23[-1]=dense,dense:waves:coarse:inductor,dense:waves:fine
   WHOLE_RUN=(--device cpu --datasets mawps --precisions fp32 --hidden 16 --embedding 8 --epochs 2 --steps dense \
     --reference-epochs 1)
   ACC=(--tiny --seeds 0,1,2 --data "$OUT/mawps_small.json")
@@ -103,6 +106,11 @@ else
   ACC=(--seeds 0,1,2 --epochs 80 --threads 2 --no-resume --bs1-problems 1)
 fi
 if [ -n "${ARMS:-}" ]; then  # step 1's steps as given (gpu_speed.py --steps), instead of the switches' choice
+  if [ "${TINY:-0}" = 1 ]; then  # the CPU captures no graph: a graphed arm runs its pass eager (dense), options kept
+    IFS=, read -ra ARM_LIST <<< "$ARMS"
+    ARMS=$(for a in "${ARM_LIST[@]}"; do s=${a%%:*}; [[ $s = graphed* ]] && a=dense${a#"$s"}; printf '%s,' "$a"; done)
+    ARMS=${ARMS%,}
+  fi
   STEPS_AT=-1
   for i in "${!SPEED[@]}"; do [ "${SPEED[$i]}" = --steps ] && STEPS_AT=$((i + 1)); done
   if [ $STEPS_AT -lt 0 ]; then SPEED+=(--steps "$ARMS"); else SPEED[$STEPS_AT]=$ARMS; fi

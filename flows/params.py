@@ -271,6 +271,16 @@ class LoopParams(Strict):
             load_split_file(self.split_file)  # a ValueError naming the file and what is wrong
         return self
 
+    @model_validator(mode="after")
+    def _step_fits_the_solver(self) -> "LoopParams":
+        if self.train.step != "rowwise":
+            from solvers.registry import solver_class
+
+            if not getattr(solver_class(self.solver.name), "shape_fixed_steps", False):
+                raise ValueError(f"train.step {self.train.step}: solver {self.solver.name} has no shape-fixed pass "
+                                 "(gts has); use step rowwise")
+        return self
+
     def experiment_name(self) -> str:
         return self.experiment or f"compaug-{self.data.format}"
 

@@ -147,6 +147,7 @@ class GTSSolver(TorchSolver):
     name = "gts"
     config_class = GTSConfig
     points_at_quantities = True
+    shape_fixed_steps = True
 
     def build_model(self, encoding: Encoding) -> GTSModel:
         return GTSModel(self.config, encoding)

@@ -34,6 +34,9 @@ class TorchSolver(Solver):
     # for every quantity of any problem. Otherwise slots are learned tokens, as many as the config's
     # ``quantity_slots`` (raised to the training maximum).
     points_at_quantities: bool = False
+    # True for a solver whose model has the trainer's shape-fixed pass (``shape_fixed_loss``: TrainConfig.step
+    # dense, graphed, graphed-whole); the others train with step rowwise only.
+    shape_fixed_steps: bool = False
 
     def __init__(self, config: Any = None, device: str = "auto", **overrides: Any):
         if config is None:

@@ -3,6 +3,7 @@ any run directory or MLflow run exists; --debug shows the traceback."""
 import json
 
 import pytest
+import torch
 
 from cli.main import main
 
@@ -19,6 +20,10 @@ from cli.main import main
     (["run", "--out", "{tmp}/a-file"], "cannot write there"),
     (["split", "--format", "mawps", "{tmp}/missing.json", "--out", "{tmp}/s.json"], "missing.json: no such file"),
     (["sd", "--format", "mawps", "--out", "{tmp}/sd"], "needs a data file"),
+    (["run", "--solver", "lstm", "--step", "dense"], "train.step dense: solver lstm has no shape-fixed pass"),
+    pytest.param(["run", "--step", "graphed", "--precision", "fp32", "--out", "{tmp}/runs"],
+                 "--step graphed captures CUDA graphs and needs a CUDA device; --device auto is the CPU here",
+                 marks=pytest.mark.skipif(torch.cuda.is_available(), reason="auto is CUDA on this machine")),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_any_work(argv, fragment, tmp_path, capsys):
     (tmp_path / "broken.json").write_text("{not json")

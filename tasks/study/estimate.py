@@ -105,6 +105,21 @@ def measure_costs(solver, train: Sequence, valid: Sequence, train_settings) -> C
     return Costs(result.epochs[-1].seconds / len(sample), (time.perf_counter() - start) / len(shown))
 
 
+def _settings_measurable_here(train, device: str, notes: list[str]):
+    """``train`` (TrainSettings), or, where its step captures CUDA graphs and ``device`` is not CUDA here (a plan
+    made on a laptop for a GPU machine), the same settings with the row-wise step, said in ``notes``."""
+    from solvers.base import GRAPHED_STEPS
+    from solvers.trainer import resolve_device
+
+    if train.step not in GRAPHED_STEPS or resolve_device(device).type == "cuda":
+        return train
+    note = (f"note: step {train.step} captures CUDA graphs and device {device} is the CPU here: costs measured with "
+            "step rowwise, so the estimate is the CPU's, not the GPU's")
+    if note not in notes:
+        notes.append(note)
+    return train.model_copy(update={"step": "rowwise", "graph_fusion": "none"})
+
+
 def dry_run(params) -> list[str]:
     """The grid and an estimated wall time of a study (``flows.study_params.StudyParams``), from the measured
     costs of each solver on each split's data with the torch threads a cell will have."""
@@ -127,7 +142,8 @@ def dry_run(params) -> list[str]:
                                                  loop.iid_holdout_fraction)
             sizes = Sizes(len(train), len(valid), sum(len(t) for t in tests.values()))
             for solver in params.solvers:
-                costs = measure_costs(solver, train, valid, params.train)
+                measured = _settings_measurable_here(params.train, solver.device, lines)
+                costs = measure_costs(solver, train, valid, measured)
                 pools = pools_by_round(len(train), params.loop.rounds, params.loop.keep_fraction,
                                        params.augment.per_round_cap)
                 here = [c for c in params.cells() if c.solver == solver.name and c.split == spec.name]

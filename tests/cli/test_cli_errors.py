@@ -50,6 +50,20 @@ def test_an_unreachable_dask_scheduler_is_one_line_before_any_training(command, 
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="auto is CUDA on this machine")
+def test_a_study_whose_cells_would_capture_cuda_graphs_on_the_cpu_is_one_line_before_any_training(tmp_path, capsys):
+    out = tmp_path / "out"
+    (tmp_path / "study.json").write_text(json.dumps({"out_dir": str(out),
+                                                     "train": {"step": "graphed-whole", "precision": "fp32"}}))
+    assert main(["study", "--params", str(tmp_path / "study.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--step graphed-whole captures CUDA graphs" in err
+    assert "--device auto is the CPU here" in err and not out.exists()
+    assert main(["study", "--params", str(tmp_path / "study.json"), "--dry-run"]) == 0  # a plan for a GPU box
+    assert "note: step graphed-whole captures CUDA graphs and device auto is the CPU here: costs measured with " \
+           "step rowwise" in capsys.readouterr().out
+
+
 def _port_where_nothing_listens() -> int:
     import socket
 

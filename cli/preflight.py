@@ -57,24 +57,6 @@ def check_loop_data(params, cache: dict | None = None) -> None:
         raise ValueError(f"{prefix}: {err}") from err
 
 
-def check_training_runs_here(step: str, graph_fusion: str, device: str) -> None:
-    """A training step or fusion that the device ``device`` resolves to here cannot run, refused before the flow
-    starts: the parameters' validation cannot know what ``auto`` is on the machine that trains, and the trainer
-    would refuse it only after the data and round 0's set-up."""
-    from solvers.base import GRAPHED_STEPS
-    from solvers.fusion import check_fusion_available
-    from solvers.trainer import resolve_device
-
-    resolved = resolve_device(device)
-    if step in GRAPHED_STEPS and resolved.type != "cuda":
-        raise ValueError(f"--step {step} captures CUDA graphs and needs a CUDA device; --device {device} is the "
-                         f"{resolved.type.upper()} here (use --step rowwise or dense, or a machine with CUDA)")
-    try:
-        check_fusion_available(graph_fusion, resolved)
-    except RuntimeError as err:
-        raise ValueError(str(err)) from err
-
-
 def check_output_file(path: str | Path, option: str = "--out") -> None:
     """A file can be written at ``path``: not a folder, and its nearest existing folder writable (no
     folder is made here)."""

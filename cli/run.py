@@ -213,9 +213,10 @@ def run_command(args: argparse.Namespace) -> int:
         from tasks.loop.sharding import check_scheduler
 
         check_scheduler(params.score_dask_address)  # before any training: one clear line when it is not there
-    from cli.preflight import check_loop_data, check_training_runs_here
+    from cli.preflight import check_loop_data
+    from solvers.trainer import check_step_runs_here
 
-    check_training_runs_here(params.train.step, params.train.graph_fusion, params.solver.device)
+    check_step_runs_here(params.train.step, params.train.graph_fusion, params.solver.device)
     check_loop_data(params)  # the data and split file make every set, before any run directory exists
     _writable(params.out_dir)
     from tasks.loop.tracking import check_tracking

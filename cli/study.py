@@ -55,11 +55,11 @@ def run_study(args: argparse.Namespace) -> int:
     if not args.report_only:
         _check_cells(params)
     if not (args.report_only or args.dry_run or params.dask_address):  # the cells train here
-        from cli.preflight import check_training_runs_here
+        from solvers.trainer import check_step_runs_here
 
         loops = [params.loop_params(cell) for cell in params.cells()]
         for step, fusion, device in sorted({(p.train.step, p.train.graph_fusion, p.solver.device) for p in loops}):
-            check_training_runs_here(step, fusion, device)
+            check_step_runs_here(step, fusion, device)
     if params.dask_address:
         from tasks.loop.sharding import check_scheduler
 

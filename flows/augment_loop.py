@@ -28,6 +28,7 @@ from flows.signals import crash_abandoned, is_stop, remember_crash
 from tasks.loop.tracking import LoopTracker, end_after_error
 from tasks.loop.tracking_names import loop_run_name
 from solvers.base import EpochStats
+from solvers.trainer import check_step_runs_here
 from tasks.loop import rundir, steps
 from tasks.loop.config import RunConfigs
 from tasks.loop.datasets import DataSets, GapMeasure
@@ -178,6 +179,8 @@ def augment_loop(params: LoopParams = LoopParams(), through_round: Optional[int]
     tracked with its own T, continues when started again without it."""
     logger = get_run_logger()
     run_dir = params.run_dir()
+    # a step this machine cannot take fails now, not after the data and round 0's set-up (a deployment's worker)
+    check_step_runs_here(params.train.step, params.train.graph_fusion, params.solver.device)
     # An existing scheduler is checked here, before any training; a local cluster starts at the first scoring.
     scoring = ScoringWorkers(params.score_workers, params.score_dask_address, params.score_threads)
     try:

@@ -38,6 +38,7 @@ from mwp.problem import Problem
 from solvers.base import GRAPHED_STEPS, EpochStats, Likelihood, Prediction, TrainConfig, TrainResult
 from solvers import train_state
 from solvers.evaluate import evaluate_predictions, prediction_expression
+from solvers.fusion import check_fusion_available
 from solvers.vocab import Batch, Encoding, EncodingError
 
 LOSS_SHOWN_EVERY = 2.0  # seconds between the progress bar's reads of the running training loss
@@ -78,6 +79,19 @@ def resolve_device(name: str = "auto") -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
+
+
+def check_step_runs_here(step: str, graph_fusion: str, device: str) -> None:
+    """A ValueError, before any work, where the device ``device`` resolves to here cannot take the training step
+    or fusion: TrainConfig checks what it can without the machine, not what ``auto`` is on the one that trains."""
+    resolved = resolve_device(device)
+    if step in GRAPHED_STEPS and resolved.type != "cuda":
+        raise ValueError(f"step {step} captures CUDA graphs and needs a CUDA device; device {device} is the "
+                         f"{resolved.type.upper()} here (use step rowwise or dense, or a machine with CUDA)")
+    try:
+        check_fusion_available(graph_fusion, resolved)
+    except RuntimeError as err:
+        raise ValueError(str(err)) from err
 
 
 def set_seed(seed: int) -> None:

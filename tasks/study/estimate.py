@@ -108,16 +108,17 @@ def measure_costs(solver, train: Sequence, valid: Sequence, train_settings) -> C
 def _settings_measurable_here(train, device: str, notes: list[str]):
     """``train`` (TrainSettings), or, where its step captures CUDA graphs and ``device`` is not CUDA here (a plan
     made on a laptop for a GPU machine), the same settings with the row-wise step, said in ``notes``."""
-    from solvers.base import GRAPHED_STEPS
-    from solvers.trainer import resolve_device
+    from solvers.trainer import check_step_runs_here
 
-    if train.step not in GRAPHED_STEPS or resolve_device(device).type == "cuda":
-        return train
-    note = (f"note: step {train.step} captures CUDA graphs and device {device} is the CPU here: costs measured with "
-            "step rowwise, so the estimate is the CPU's, not the GPU's")
-    if note not in notes:
-        notes.append(note)
-    return train.model_copy(update={"step": "rowwise", "graph_fusion": "none"})
+    try:
+        check_step_runs_here(train.step, "none", device)
+    except ValueError:
+        note = (f"note: step {train.step} captures CUDA graphs and device {device} is the CPU here: costs measured "
+                "with step rowwise, so the estimate is the CPU's, not the GPU's")
+        if note not in notes:
+            notes.append(note)
+        return train.model_copy(update={"step": "rowwise", "graph_fusion": "none"})
+    return train
 
 
 def dry_run(params) -> list[str]:

@@ -22,7 +22,7 @@ from cli.main import main
     (["sd", "--format", "mawps", "--out", "{tmp}/sd"], "needs a data file"),
     (["run", "--solver", "lstm", "--step", "dense"], "train.step dense: solver lstm has no shape-fixed pass"),
     pytest.param(["run", "--step", "graphed", "--precision", "fp32", "--out", "{tmp}/runs"],
-                 "--step graphed captures CUDA graphs and needs a CUDA device; --device auto is the CPU here",
+                 "step graphed captures CUDA graphs and needs a CUDA device; device auto is the CPU here",
                  marks=pytest.mark.skipif(torch.cuda.is_available(), reason="auto is CUDA on this machine")),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_any_work(argv, fragment, tmp_path, capsys):
@@ -57,8 +57,8 @@ def test_a_study_whose_cells_would_capture_cuda_graphs_on_the_cpu_is_one_line_be
                                                      "train": {"step": "graphed-whole", "precision": "fp32"}}))
     assert main(["study", "--params", str(tmp_path / "study.json")]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "--step graphed-whole captures CUDA graphs" in err
-    assert "--device auto is the CPU here" in err and not out.exists()
+    assert len(err.splitlines()) == 1 and "step graphed-whole captures CUDA graphs" in err
+    assert "device auto is the CPU here" in err and not out.exists()
     assert main(["study", "--params", str(tmp_path / "study.json"), "--dry-run"]) == 0  # a plan for a GPU box
     assert "note: step graphed-whole captures CUDA graphs and device auto is the CPU here: costs measured with " \
            "step rowwise" in capsys.readouterr().out

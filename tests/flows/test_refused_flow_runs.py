@@ -4,6 +4,9 @@ ends the flow run Cancelled with the one-line reason, writes nothing and leaves 
 it was. The command line refuses the same before any flow run (test_concurrent_runs.py)."""
 import json
 
+import pytest
+import torch
+
 from flows.augment_loop import augment_loop
 from test_augment_loop import tiny_params
 
@@ -64,3 +67,13 @@ def _recorded_state(state):
 
     with get_client(sync_client=True) as client:
         return client.read_flow_run(state.state_details.flow_run_id).state
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="auto is CUDA on this machine")
+def test_a_step_this_machine_cannot_take_fails_the_flow_run_before_it_writes_anything(prefect_harness, tmp_path):
+    """A deployment's worker without CUDA, given a graphed step: the flow run fails at once, naming the step."""
+    params = tiny_params(tmp_path, train={"epochs": 2, "batch_size": 32, "step": "graphed", "precision": "fp32"})
+    state = augment_loop(params, return_state=True)
+    assert state.is_failed() and "step graphed captures CUDA graphs" in state.message
+    assert "device auto is the CPU here" in state.message and _recorded_state(state).is_failed()
+    assert not (tmp_path / "runs").exists()  # no run directory, no MLflow store

@@ -84,7 +84,10 @@ class SolverSettings(Strict):
         from solvers.base import check_device
 
         check_device(self.device)
-        self.config()
+        path = getattr(self.config(), "pretrained_path", "")
+        if path and not Path(path).is_dir():  # nothing is downloaded: refused now, not when round 0 builds the model
+            raise ValueError(f"pretrained_path {path!r} is not a local folder (weights are read from disk, never "
+                             "downloaded)")
         return self
 
     def config(self) -> Any:

@@ -20,6 +20,8 @@ from cli.main import main
     (["run", "--out", "{tmp}/a-file"], "cannot write there"),
     (["split", "--format", "mawps", "{tmp}/missing.json", "--out", "{tmp}/s.json"], "missing.json: no such file"),
     (["sd", "--format", "mawps", "--out", "{tmp}/sd"], "needs a data file"),
+    (["run", "--solver", "bert-gts", "--pretrained", "{tmp}/missing"],
+     "pretrained_path '{tmp}/missing' is not a local folder"),
     (["run", "--solver", "lstm", "--step", "dense"], "train.step dense: solver lstm has no shape-fixed pass"),
     pytest.param(["run", "--step", "graphed", "--precision", "fp32", "--out", "{tmp}/runs"],
                  "step graphed captures CUDA graphs and needs a CUDA device; device auto is the CPU here",

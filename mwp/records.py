@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from mwp.expr import BinOp, Expr, ExpressionError, Num, shorten
 from mwp.problem import Problem, ProblemError, build_problem
+from mwp.text import detect_language
 
 
 # NUL and the other C0 controls but tab, newline and carriage return: binary junk, never a problem's text.
@@ -63,6 +64,9 @@ class RawRecord(NamedTuple):
     error: ProblemError | None = None  # a skip the reader found before build_problem
 
 
+NOT_ENGLISH = "text_not_english"  # the skip of a Chinese text in a format that reads English
+
+
 def build_all(records: Iterable[RawRecord], source: str, language: str | None = None) -> ReadResult:
     """Build every record with :func:`build_problem`, counting skips; ids must be unique."""
     result = ReadResult(problems=[], source=source)
@@ -81,6 +85,9 @@ def build_all(records: Iterable[RawRecord], source: str, language: str | None = 
                 raise ProblemError("bad_record", f"split {shorten(repr(rec.split))} is not a string")
             if rec.record_id in seen:
                 raise ProblemError("duplicate_id", f"id {rec.record_id!r} occurs more than once")
+            if language == "en" and detect_language(rec.text) == "zh":  # English would split it into nonsense
+                raise ProblemError(NOT_ENGLISH, f"the text holds Chinese characters, and the {source} format reads "
+                                                f"English: {shorten(repr(rec.text))}")
             problem = build_problem(rec.record_id, rec.text, rec.equation, rec.answer, source, language)
         except ProblemError as err:
             result.skip(rec.record_id, err)
@@ -202,6 +209,11 @@ def require_problems(result: ReadResult, where: Any) -> ReadResult:
     """``result`` when it holds a usable problem. Otherwise :class:`DataFormatError` naming ``where``
     (the file), how many records it read and why each was skipped, with the first skipped record:
     a file with nothing to work on is an error, never an empty run."""
+    wrong = result.skipped.get(NOT_ENGLISH, 0)
+    if wrong > len(result.problems):  # the wrong format for the file, most likely
+        raise DataFormatError(f"{where}: {wrong} of {result.total} records hold Chinese text, which the "
+                              f"{result.source} format reads as English (Chinese data such as Math23K: format "
+                              "math23k)")
     if result.problems:
         return result
     if not result.total:

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from mwp.readers import DataFormatError, load_dataset, summary
+from mwp.readers import DataFormatError, load_dataset, require_problems, summary
 
 
 def write(path, text):
@@ -212,3 +212,20 @@ def test_exact_duplicates_are_dropped_before_anything_else_and_counted(tmp_path)
     assert [p.id for p in result.problems] == ["1", "3"]
     assert result.skipped["duplicate_problem"] == 1 and result.duplicates == {"2": "1"}
     assert "same text and expression as '1'" in result.skipped_examples[-1].message
+
+
+def test_chinese_text_in_an_english_format_is_a_counted_skip_and_a_chinese_file_an_error(tmp_path):
+    english = {"id": 1, "original_text": "Sam has 5 pens and 3 more . How many ?", "equation": "x=5+3", "ans": 8}
+    other = {"id": 2, "original_text": "Ann has 7 cups and 2 more . How many ?", "equation": "x=7+2", "ans": 9}
+    chinese = [{"id": r["id"] + "0", "original_text": r["original_text"], "equation": r["equation"], "ans": r["ans"]}
+               for r in MATH23K[:3]]
+    few = load_dataset("mawps", write(tmp_path / "few.json", json.dumps([english, other, chinese[0]])))
+    assert [p.id for p in few.problems] == ["1", "2"] and few.skipped == {"text_not_english": 1}
+    skip = few.skipped_examples[0]
+    assert skip.record_id == "10" and "the mawps format reads English" in skip.message
+    assert require_problems(few, "few.json") is few
+    most = load_dataset("mawps", write(tmp_path / "most.json", json.dumps([english, *chinese])))
+    with pytest.raises(DataFormatError, match=r"most\.json: 3 of 4 records hold Chinese text, which the mawps format "
+                                              r"reads as English \(Chinese data such as Math23K: format math23k\)"):
+        require_problems(most, "most.json")
+    assert len(load_dataset("math23k", write(tmp_path / "zh.json", json.dumps(MATH23K))).problems) == 3  # as before

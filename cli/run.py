@@ -218,10 +218,10 @@ def run_command(args: argparse.Namespace) -> int:
 
     check_step_runs_here(params.train.step, params.train.graph_fusion, params.solver.device)
     check_loop_data(params)  # the data and split file make every set, before any run directory exists
-    _writable(params.out_dir)
     from tasks.loop.tracking import check_tracking
 
     check_tracking(params.tracking())  # seconds, not minutes of MLflow's retries after round 0 has trained
+    _writable(params.out_dir)
     from tasks.loop.startup import claim_run
 
     held = claim_run(params)  # run directory in use, data changed: one line before any flow run or MLflow change

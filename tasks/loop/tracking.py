@@ -99,7 +99,10 @@ def check_tracking(uri: str, timeout: float = REACHABLE_TIMEOUT_S) -> None:
     request to an MLflow server's ``/health`` (``http(s)://``), one connection to a PostgreSQL store
     (``postgresql://``, ``postgresql+psycopg2://``), each bounded by ``timeout`` seconds. Other
     schemes (a local SQLite file, ...) have no server and pass. Raises ``ValueError`` in one line."""
-    scheme = uri.partition("://")[0].lower()
+    scheme = uri.partition("://")[0].lower() if "://" in uri else ""
+    if scheme.split("+")[0] not in _known_store_schemes():
+        raise ValueError(f"tracking URI {_without_password(uri)}: MLflow has no store for the scheme {scheme!r} (use "
+                         "sqlite:///PATH, a folder, http(s)://HOST:PORT or postgresql://USER@HOST/DB)")
     if scheme in ("http", "https"):
         reason = _http_unreachable(uri.rstrip("/") + "/health", timeout)
     elif scheme.split("+")[0] in ("postgresql", "postgres"):
@@ -108,6 +111,16 @@ def check_tracking(uri: str, timeout: float = REACHABLE_TIMEOUT_S) -> None:
         return
     if reason:
         raise ValueError(f"tracking server {_without_password(uri)} is not reachable: {' '.join(reason.split())}")
+
+
+def _known_store_schemes() -> set[str]:
+    """The URI schemes MLflow's tracking stores take (SQLAlchemy's dialects without their driver), and those of
+    installed tracking-store plugins (the ``mlflow.tracking_store`` entry points)."""
+    from importlib.metadata import entry_points
+
+    builtin = {"", "file", "sqlite", "http", "https", "postgresql", "postgres", "mysql", "mssql", "databricks",
+               "databricks-uc", "uc"}
+    return builtin | {e.name.lower() for e in entry_points(group="mlflow.tracking_store")}
 
 
 def _without_password(uri: str) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from tasks.study.arms import ARMS, Arm
+from tasks.study.stats import FEW_SEEDS
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,9 @@ def dry_run(params) -> list[str]:
     lines.append(f"estimated: {total / 3600:.2f} h of cell time, {wall / 3600:.2f} h wall with {params.workers} "
                  f"worker(s) x {threads} torch thread(s) (pools are an upper bound; candidate scoring adds a few "
                  f"percent)")
+    if len(params.seeds) < FEW_SEEDS:
+        lines.append(f"note: {len(params.seeds)} seed(s): the report's intervals will resample test problems only, "
+                     f"not seeds; at least {FEW_SEEDS} seeds give the spread across seeds")
     if params.workers * threads > cores:
         lines.append(f"note: {params.workers} workers x {threads} threads exceed the {cores} cores: cells will run "
                      "slower than measured")

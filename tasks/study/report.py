@@ -14,7 +14,8 @@ from tasks.study.arm_report import arm_sections
 from tasks.study.arms import ARMS, PER_ROUND, RETENTION, TABLE1, TABLE5, WARM_START, in_table
 from tasks.study.cells import CellResult, compound_coverage, kept_diversity, kept_sample, main_set
 from tasks.study.sd_report import SD, sd_sections
-from tasks.study.stats import Interval, format_interval as _interval, format_values as _fmt, mean_std, paired_bootstrap
+from tasks.study.stats import (FEW_SEEDS, Interval, format_interval as _interval, format_values as _fmt, mean_std,
+                               paired_bootstrap)
 
 
 class Study:
@@ -209,6 +210,18 @@ def beyond(study: Study) -> list[str]:
     return lines
 
 
+def seeds_note(study: Study) -> list[str]:
+    """A warning line when the finished cells have fewer than FEW_SEEDS seeds, else nothing."""
+    seeds = sorted({r.cell.seed for r in study.results if r.status == "done"})
+    if not seeds or len(seeds) >= FEW_SEEDS:
+        return []
+    return ["", f"**Fewer than {FEW_SEEDS} seeds** (finished cells have seed{'s' if len(seeds) > 1 else ''} "
+                f"{', '.join(map(str, seeds))}): each interval below resamples the test problems of these trainings "
+                "only, so it says a difference is not test-set noise for them, not that it would hold for another "
+                f"seed; one seed is an anecdote. Run at least {FEW_SEEDS} seeds (`seeds` of the study's parameters) "
+                "for the spread across seeds."]
+
+
 def write_report(results: Sequence[CellResult], directory: Path, header: Sequence[str], tracking_uri: str,
                  sd_labels: dict[str, str] | None = None, divergences: dict[str, float] | None = None) -> dict[str, Any]:
     """report.md and the figures in ``directory``; returns their paths."""
@@ -225,7 +238,7 @@ def write_report(results: Sequence[CellResult], directory: Path, header: Sequenc
     for name, fig in figures.items():
         fig.savefig(directory / name, dpi=110)
         plt.close(fig)  # pyplot keeps every figure until closed: a process writing many reports would grow
-    lines = [*header, "", "## Cells", "", *cells_table(study, tracking_uri), "",
+    lines = [*header, *seeds_note(study), "", "## Cells", "", *cells_table(study, tracking_uri), "",
              "## Table 1: answer accuracy at the final round, with and without the loop", "", *table1(study), "",
              "## Table 5: arms against the control", "", *table5(study), ""]
     warm = warm_start_table(study)

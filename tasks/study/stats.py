@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+FEW_SEEDS = 3  # a study of fewer seeds gets a warning: its intervals resample test problems, not seeds
+
 
 def mean_std(values: Sequence[float]) -> tuple[float, float]:
     """Mean and sample standard deviation (0 with one value)."""

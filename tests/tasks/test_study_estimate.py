@@ -66,3 +66,4 @@ def test_the_dry_run_measures_each_solver_on_each_split_and_sums_every_cell(tmp_
     assert "2 worker(s) x 1 torch thread(s)" in lines[5]
     cell_h, wall_h = (float(lines[5].split()[i]) for i in (1, 6))
     assert wall_h <= cell_h  # two workers: the wall time is at most the cells' total (hours, 2 decimals)
+    assert "note: 2 seed(s): the report's intervals will resample test problems only, not seeds" in "\n".join(lines)

@@ -120,3 +120,15 @@ def test_the_report_writes_its_figures_and_leaves_none_open(tmp_path):
     assert all(p.stat().st_size > 1000 for p in map(tmp_path.joinpath, ("fig6b_accuracy_by_round.png",
                                                                         "control_validation_curve.png")))
     assert (tmp_path / "report.md").exists() and out
+
+
+def test_a_study_of_fewer_than_three_seeds_says_what_its_intervals_cannot_show(tmp_path):
+    from tasks.study.report import seeds_note
+
+    assert seeds_note(_study({"loop": (10, [1.0]), "control": (9, [1.0])})) == []  # seeds 0, 1, 2
+    one = Study([_cell(arm, 4, 10, [1.0]) for arm in ("loop", "control")])
+    note = " ".join(seeds_note(one))
+    assert "**Fewer than 3 seeds** (finished cells have seed 4)" in note and "one seed is an anecdote" in note
+    failed = CellResult(Cell("gts", "comdiv", "loop", 5), "failed", error="x")  # a seed without a finished cell
+    two = Study([*(_cell(arm, s, 10, [1.0]) for arm in ("loop", "control") for s in (0, 1)), failed])
+    assert "(finished cells have seeds 0, 1)" in " ".join(seeds_note(two))

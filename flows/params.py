@@ -275,13 +275,17 @@ class LoopParams(Strict):
         return self
 
     @model_validator(mode="after")
-    def _step_fits_the_solver(self) -> "LoopParams":
-        if self.train.step != "rowwise":
-            from solvers.registry import solver_class
+    def _training_fits_the_solver(self) -> "LoopParams":
+        """A step or bucketing the solver's model has no part for, refused now rather than at round 0's training."""
+        from solvers.registry import solver_class
 
-            if not getattr(solver_class(self.solver.name), "shape_fixed_steps", False):
-                raise ValueError(f"train.step {self.train.step}: solver {self.solver.name} has no shape-fixed pass "
-                                 "(gts has); use step rowwise")
+        solver = solver_class(self.solver.name)
+        if self.train.step != "rowwise" and not getattr(solver, "shape_fixed_steps", False):
+            raise ValueError(f"train.step {self.train.step}: solver {self.solver.name} has no shape-fixed pass "
+                             "(gts has); use step rowwise")
+        if self.train.bucketing == "steps" and not getattr(solver, "counts_decoder_steps", False):
+            raise ValueError(f"train.bucketing steps: solver {self.solver.name} does not count its decoder's steps "
+                             "(gts and bert-gts do); use bucketing length")
         return self
 
     def experiment_name(self) -> str:

@@ -144,6 +144,7 @@ class BertGTSSolver(TorchSolver):
     name = "bert-gts"
     config_class = BertGTSConfig
     points_at_quantities = True
+    counts_decoder_steps = True
 
     def build_model(self, encoding: Encoding) -> BertGTSModel:
         return BertGTSModel(self.config, encoding)

@@ -148,6 +148,7 @@ class GTSSolver(TorchSolver):
     config_class = GTSConfig
     points_at_quantities = True
     shape_fixed_steps = True
+    counts_decoder_steps = True
 
     def build_model(self, encoding: Encoding) -> GTSModel:
         return GTSModel(self.config, encoding)

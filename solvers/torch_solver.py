@@ -37,6 +37,9 @@ class TorchSolver(Solver):
     # True for a solver whose model has the trainer's shape-fixed pass (``shape_fixed_loss``: TrainConfig.step
     # dense, graphed, graphed-whole); the others train with step rowwise only.
     shape_fixed_steps: bool = False
+    # True for a solver whose model counts its decoder's steps a problem (``decoder_steps``: TrainConfig.bucketing
+    # "steps"); the others batch by text length only.
+    counts_decoder_steps: bool = False
 
     def __init__(self, config: Any = None, device: str = "auto", **overrides: Any):
         if config is None:

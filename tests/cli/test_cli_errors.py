@@ -24,6 +24,8 @@ from cli.main import main
      "pretrained_path '{tmp}/missing' is not a local folder"),
     (["run", "--tracking-uri", "foo://user:pw@host/x", "--out", "{tmp}/runs"],
      "tracking URI foo://user:***@host/x: MLflow has no store for the scheme 'foo'"),
+    (["run", "--solver", "transformer", "--bucketing", "steps"],
+     "train.bucketing steps: solver transformer does not count its decoder's steps"),
     (["run", "--solver", "lstm", "--step", "dense"], "train.step dense: solver lstm has no shape-fixed pass"),
     pytest.param(["run", "--step", "graphed", "--precision", "fp32", "--out", "{tmp}/runs"],
                  "step graphed captures CUDA graphs and needs a CUDA device; device auto is the CPU here",

@@ -64,7 +64,26 @@ class RawRecord(NamedTuple):
     error: ProblemError | None = None  # a skip the reader found before build_problem
 
 
-NOT_ENGLISH = "text_not_english"  # the skip of a Chinese text in a format that reads English
+# The skips of a text in the other language than its format reads: Chinese characters where English is read; an
+# English word and no Chinese character where Chinese is read (Math23K's texts without a Chinese character are
+# arithmetic written out, without a word).
+NOT_ENGLISH, NOT_CHINESE = "text_not_english", "text_not_chinese"
+_WRONG_LANGUAGE = {NOT_ENGLISH: ("Chinese", "English", "Chinese data such as Math23K: format math23k"),
+                   NOT_CHINESE: ("English", "Chinese", "English data such as MAWPS: format mawps")}
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _wrong_language(text: str, language: str | None, source: str) -> ProblemError | None:
+    """The skip of ``text`` in a format that reads ``language``, or None when the text may be in it."""
+    found = detect_language(text)
+    if language == "en" and found == "zh":  # English tokenizing would split it into nonsense
+        reason = NOT_ENGLISH
+    elif language == "zh" and found == "en" and _LATIN_WORD.search(text):  # read character by character
+        reason = NOT_CHINESE
+    else:
+        return None
+    what, reads, _ = _WRONG_LANGUAGE[reason]
+    return ProblemError(reason, f"the text is {what}, and the {source} format reads {reads}: {shorten(repr(text))}")
 
 
 def build_all(records: Iterable[RawRecord], source: str, language: str | None = None) -> ReadResult:
@@ -85,9 +104,9 @@ def build_all(records: Iterable[RawRecord], source: str, language: str | None = 
                 raise ProblemError("bad_record", f"split {shorten(repr(rec.split))} is not a string")
             if rec.record_id in seen:
                 raise ProblemError("duplicate_id", f"id {rec.record_id!r} occurs more than once")
-            if language == "en" and detect_language(rec.text) == "zh":  # English would split it into nonsense
-                raise ProblemError(NOT_ENGLISH, f"the text holds Chinese characters, and the {source} format reads "
-                                                f"English: {shorten(repr(rec.text))}")
+            wrong = _wrong_language(rec.text, language, source)
+            if wrong is not None:
+                raise wrong
             problem = build_problem(rec.record_id, rec.text, rec.equation, rec.answer, source, language)
         except ProblemError as err:
             result.skip(rec.record_id, err)
@@ -209,11 +228,11 @@ def require_problems(result: ReadResult, where: Any) -> ReadResult:
     """``result`` when it holds a usable problem. Otherwise :class:`DataFormatError` naming ``where``
     (the file), how many records it read and why each was skipped, with the first skipped record:
     a file with nothing to work on is an error, never an empty run."""
-    wrong = result.skipped.get(NOT_ENGLISH, 0)
-    if wrong > len(result.problems):  # the wrong format for the file, most likely
-        raise DataFormatError(f"{where}: {wrong} of {result.total} records hold Chinese text, which the "
-                              f"{result.source} format reads as English (Chinese data such as Math23K: format "
-                              "math23k)")
+    for reason, (what, reads, instead) in _WRONG_LANGUAGE.items():
+        wrong = result.skipped.get(reason, 0)
+        if wrong > len(result.problems):  # the wrong format for the file, most likely
+            raise DataFormatError(f"{where}: {wrong} of {result.total} records hold {what} text, which the "
+                                  f"{result.source} format reads as {reads} ({instead})")
     if result.problems:
         return result
     if not result.total:

@@ -222,10 +222,23 @@ def test_chinese_text_in_an_english_format_is_a_counted_skip_and_a_chinese_file_
     few = load_dataset("mawps", write(tmp_path / "few.json", json.dumps([english, other, chinese[0]])))
     assert [p.id for p in few.problems] == ["1", "2"] and few.skipped == {"text_not_english": 1}
     skip = few.skipped_examples[0]
-    assert skip.record_id == "10" and "the mawps format reads English" in skip.message
+    assert skip.record_id == "10" and "the text is Chinese, and the mawps format reads English" in skip.message
     assert require_problems(few, "few.json") is few
     most = load_dataset("mawps", write(tmp_path / "most.json", json.dumps([english, *chinese])))
     with pytest.raises(DataFormatError, match=r"most\.json: 3 of 4 records hold Chinese text, which the mawps format "
                                               r"reads as English \(Chinese data such as Math23K: format math23k\)"):
         require_problems(most, "most.json")
     assert len(load_dataset("math23k", write(tmp_path / "zh.json", json.dumps(MATH23K))).problems) == 3  # as before
+
+
+def test_english_text_in_a_chinese_format_is_a_counted_skip_and_arithmetic_alone_is_not(tmp_path):
+    english = [{"id": str(i), "original_text": f"Sam has {i} pens and 3 more . How many ?", "equation": f"x={i}+3",
+                "ans": str(i + 3), "split": "train"} for i in (4, 5)]
+    arithmetic = {"id": "9", "original_text": "23*42+26*40=．", "equation": "x=23*42+26*40", "ans": "2006"}
+    mixed = load_dataset("math23k", write(tmp_path / "mixed.json", json.dumps([*MATH23K[:2], arithmetic, english[0]])))
+    assert [p.id for p in mixed.problems] == ["1", "2", "9"] and mixed.skipped == {"text_not_chinese": 1}
+    assert "the text is English, and the math23k format reads Chinese" in mixed.skipped_examples[0].message
+    most = load_dataset("math23k", write(tmp_path / "most.json", json.dumps([MATH23K[0], *english])))
+    with pytest.raises(DataFormatError, match=r"2 of 3 records hold English text, which the math23k format reads "
+                                              r"as Chinese \(English data such as MAWPS: format mawps\)"):
+        require_problems(most, "most.json")

@@ -26,7 +26,7 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from tasks.loop.tracking_names import (EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT, PARENT_COLOR, ROUND_COLORS, RUN_COLOR_TAG,
                                   VIEW_TAG, accuracy_metrics, child_run_name, epoch_metrics, round_metrics,
@@ -52,12 +52,32 @@ def log_params(client, run_id: str, params: Mapping[str, str]) -> None:
 
 def save_runs_view(client, experiment_id: str, operators: Sequence[str]) -> None:
     """Write (or widen) the experiment's saved runs view; a view that cannot be read is replaced."""
-    tags = client.get_experiment(experiment_id).tags
-    try:
-        earlier = json.loads(tags.get(VIEW_TAG, "{}"))
-    except ValueError:
-        earlier = {}
-    client.set_experiment_tag(experiment_id, VIEW_TAG, json.dumps(runs_view(operators, earlier)))
+    def widened(current: str | None) -> str:
+        try:
+            earlier = json.loads(current or "{}")
+        except ValueError:
+            earlier = {}
+        return json.dumps(runs_view(operators, earlier))
+
+    set_experiment_tag(client, experiment_id, VIEW_TAG, widened)
+
+
+def set_experiment_tag(client, experiment_id: str, key: str, value_of: Callable[[str | None], str],
+                       tries: int = 3) -> None:
+    """Set the experiment's tag ``key`` to ``value_of(its value now, None when missing)``. Processes that open runs
+    of one experiment at once (a study's cells on Dask workers) can each find the tag missing and each insert it;
+    the store refuses all inserts but the first (a unique key), and a refused one reads the tag again and updates
+    it. A failure with the tag already there is not that race and is raised."""
+    from mlflow.exceptions import MlflowException
+
+    for attempt in range(tries):
+        current = client.get_experiment(experiment_id).tags.get(key)
+        try:
+            client.set_experiment_tag(experiment_id, key, value_of(current))
+            return
+        except MlflowException:
+            if current is not None or attempt == tries - 1:
+                raise
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
@@ -84,7 +104,7 @@ def ensure_experiment(client, name: str, tracking_uri: str) -> str:
         return client.create_experiment(name, artifact_location=local_artifact_root(tracking_uri),
                                         tags={EXPERIMENT_KIND_TAG: MODEL_DEVELOPMENT})
     if EXPERIMENT_KIND_TAG not in exp.tags:  # an experiment made before the tag existed
-        client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, MODEL_DEVELOPMENT)
+        set_experiment_tag(client, exp.experiment_id, EXPERIMENT_KIND_TAG, lambda current: MODEL_DEVELOPMENT)
     return exp.experiment_id
 
 

@@ -136,3 +136,40 @@ def test_params_and_metrics_go_in_batches_within_mlflows_limits_and_a_logged_val
     data = client.get_run(child).data.metrics
     assert {k: data[k] for k in values} == values
     assert [m.value for m in client.get_metric_history(child, "epoch/loss")] == [9.0]  # the first value stays
+
+
+def test_a_view_another_process_inserted_between_our_read_and_our_insert_is_widened_not_a_failure(tmp_path):
+    """Two Dask workers' cells opening runs of one experiment at once each found the view missing and each inserted
+    it: the store refused the second insert (UNIQUE constraint failed: experiment_tags), and that cell failed (seen
+    in the suite's two-worker study). Here the other process's insert is made, by a connection of its own, just
+    before this client's INSERT runs."""
+    import sqlite3
+
+    from mlflow.tracking import MlflowClient
+    from sqlalchemy import event
+
+    from tasks.loop.tracking import save_runs_view
+    from tasks.loop.tracking_names import VIEW_TAG, runs_view
+
+    db = tmp_path / "mlflow.db"
+    client = MlflowClient(tracking_uri=f"sqlite:///{db}")
+    experiment = client.create_experiment("exp", artifact_location=(tmp_path / "artifacts").as_uri())
+    engine = client._tracking_client.store.engine
+    inserts = []
+
+    def the_other_process_first(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("INSERT INTO EXPERIMENT_TAGS") and not inserts:
+            other = sqlite3.connect(db)
+            other.execute("INSERT INTO experiment_tags (key, value, experiment_id) VALUES (?, ?, ?)",
+                          (VIEW_TAG, json.dumps(runs_view(["op2"])), int(experiment)))
+            other.commit()
+            other.close()
+        if statement.lstrip().upper().startswith("INSERT INTO EXPERIMENT_TAGS"):
+            inserts.append(statement)
+
+    event.listen(engine, "before_cursor_execute", the_other_process_first)
+    save_runs_view(client, experiment, ["op1"])
+    event.remove(engine, "before_cursor_execute", the_other_process_first)
+    assert len(inserts) == 1  # ours, refused; the second try found the tag and updated it
+    view = json.loads(client.get_experiment(experiment).tags[VIEW_TAG])
+    assert {"params.`kept.op1`", "params.`kept.op2`"} <= set(view["selectedColumns"])  # both processes' columns

@@ -13,6 +13,11 @@ Two ways to interrupt, both reading ``time.thread_time()``:
   time of the block, so that budget is :data:`_TRACE_BUDGET` times larger: the same work gets about the
   same room either way. A debugger's or coverage's trace function is paused during the block.
 
+The cycle collector is off inside the block (and back as it was after): a collection that the block's
+allocations trigger walks the whole process's heap, not the block's objects (0.9 s of CPU in a process holding
+Math23K's problems), and that time would be charged to the block's thread. A solve of 0.05 s failed its 0.5 s
+limit in the test suite's long-lived worker process, most likely so.
+
 An exception raised in a garbage-collector callback or a ``__del__`` method is printed and dropped by
 Python, so none is raised there; the signal way raises again at every later tick until the block ends,
 and never in the limiter's own enter and exit (no tick can escape the block). Neither way interrupts
@@ -49,6 +54,13 @@ def cpu_time_limit(seconds: float) -> "_SignalLimit | _TraceLimit":
 _WEAKREF_FILES = ("weakref.py", "_weakrefset.py")  # where weakref callbacks live
 
 
+def _collector_off() -> bool:
+    """Turn the cycle collector off; whether it was on (the module's docstring says why)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    return was_on
+
+
 def _drops_exceptions(frame: FrameType) -> bool:
     """Whether ``frame`` runs where Python prints and drops an exception instead of raising it: a finalizer, a
     gc callback, or the weakref modules' code, whose callbacks (a WeakValueDictionary's ``remove``) run inside
@@ -67,6 +79,7 @@ class _SignalLimit:
         self.deadline = time.thread_time() + self.seconds
         self.block_frame = sys._getframe(1)  # the frame running the with statement
         self.active = True
+        self.collector_was_on = _collector_off()
         self.previous_handler = signal.signal(signal.SIGVTALRM, self._on_tick)
         self.previous_timer = signal.setitimer(signal.ITIMER_VIRTUAL, _TICK_SECONDS, _TICK_SECONDS)
 
@@ -75,6 +88,8 @@ class _SignalLimit:
         signal.setitimer(signal.ITIMER_VIRTUAL, *self.previous_timer)
         previous = self.previous_handler
         signal.signal(signal.SIGVTALRM, previous if previous is not None else signal.SIG_DFL)
+        if self.collector_was_on:
+            gc.enable()
 
     def _on_tick(self, signum: int, frame: FrameType | None) -> None:  # noqa: ARG002 (a handler's signature)
         if not self.active or frame is None or time.thread_time() <= self.deadline:
@@ -98,11 +113,14 @@ class _TraceLimit:
 
     def __enter__(self) -> None:
         self.deadline = time.thread_time() + self.seconds
+        self.collector_was_on = _collector_off()
         self.previous = sys.gettrace()
         sys.settrace(self._on_call)
 
     def __exit__(self, kind: type | None, error: BaseException | None, trace: TracebackType | None) -> None:
         sys.settrace(self.previous)
+        if self.collector_was_on:
+            gc.enable()
 
     def _on_call(self, frame: FrameType, event: str, arg: object) -> None:  # noqa: ARG002
         self.calls += 1

@@ -151,6 +151,16 @@ def busy(seconds: float) -> None:
         step()
 
 
+def run_in(where: str, run) -> None:
+    """``run()`` in the main thread (the limit's signal way) or in a thread of its own (the trace way)."""
+    if where == "main thread":
+        run()
+    else:
+        worker = threading.Thread(target=run)
+        worker.start()
+        worker.join()
+
+
 @pytest.mark.parametrize("where", ["main thread", "worker thread"])
 def test_the_cpu_time_limit_interrupts_a_busy_block_and_nothing_after_it(where):
     outcome = {}
@@ -167,12 +177,7 @@ def test_the_cpu_time_limit_interrupts_a_busy_block_and_nothing_after_it(where):
         busy(0.3)  # after the blocks: no late tick may land here
         outcome["finished"] = True
 
-    if where == "main thread":
-        run()
-    else:
-        worker = threading.Thread(target=run)
-        worker.start()
-        worker.join()
+    run_in(where, run)
     assert outcome["finished"] and 0.1 <= outcome["interrupted after"] < 1.0
 
 
@@ -208,12 +213,7 @@ def test_a_collection_of_the_whole_heap_is_not_charged_to_a_limited_block(where)
         outcome["after"] = gc.isenabled()
         del waiting
 
-    if where == "main thread":
-        run()
-    else:
-        worker = threading.Thread(target=run)
-        worker.start()
-        worker.join()
+    run_in(where, run)
     assert len(heap) == 2_000_000 and outcome == {"inside": False, "made": 5_000, "after": True}
 
 

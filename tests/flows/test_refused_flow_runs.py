@@ -1,7 +1,8 @@
 """A refused start of the loop's flow, as a deployment starts it (the Prefect server made the flow run
 before any compaug code runs): a run directory another process holds, or a resume whose data changed,
 ends the flow run Cancelled with the one-line reason, writes nothing and leaves a finished MLflow run as
-it was. The command line refuses the same before any flow run (test_concurrent_runs.py)."""
+it was. The command line refuses the same before any flow run (test_concurrent_runs.py). A training step the
+worker's device cannot take is a settings error, not a refusal: that flow run fails, also before writing anything."""
 import json
 
 import pytest
